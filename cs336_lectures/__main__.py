@@ -1,0 +1,3 @@
+from cs336_lectures.cli import main
+
+raise SystemExit(main())
