@@ -1,0 +1,138 @@
+"""The command line: `cs336-lectures trace | serve | build` (also `python -m cs336_lectures`).
+
+`trace` runs lectures under the tracer and writes their traces; `serve` and `build` belong to
+cs336_lectures.server and cs336_lectures.site, imported only when asked for, so that tracing
+starts fast. Exit status: 0 success, 1 a lecture failed or was stopped (its trace is still
+written), 2 the command could not run (missing file, syntax error, failed import, bad flag).
+
+    $ cs336-lectures trace lectures/lecture_01.py -o var/traces
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib
+import sys
+from pathlib import Path
+
+PROG = "cs336-lectures"
+DELEGATED = {  # subcommand -> (module defining add_arguments(parser) and run(args), summary)
+    "serve": ("cs336_lectures.server", "serve the viewer and traces; re-trace lectures when they change"),
+    "build": ("cs336_lectures.site", "export the viewer and traces as a static site"),
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(argv)
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    if args.command == "trace":
+        return trace(args, argv)
+    module = _delegate(args.command)
+    if module is None:
+        return 2
+    return module.run(args)
+
+
+def build_parser(argv: list[str] = ()) -> argparse.ArgumentParser:
+    """The parser; serve/build options come from their modules when that command is asked for."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Executable lectures: trace a lecture into a JSON trace, then view it in the browser.",
+        epilog=f"Run '{PROG} COMMAND --help' for the options of a command.",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    add_trace_arguments(commands.add_parser(
+        "trace", help="run lectures under the tracer and write their traces",
+        description="Run each lecture's main() (a --section function, or the top level when there is "
+                    "no main) under the tracer and write OUT/STEM.json (OUT/STEM.SECTION.json with "
+                    "--section), with images and plots in OUT/assets/. Exit status: 0 ok, 1 a lecture "
+                    "raised or was stopped (its partial trace is written), 2 a lecture could not start.",
+    ))
+    for name, (module_name, summary) in DELEGATED.items():
+        sub = commands.add_parser(name, help=summary, description=summary)
+        if argv and argv[0] == name:
+            module = _delegate(name)
+            if module is not None:
+                module.add_arguments(sub)
+    return parser
+
+
+def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="+", metavar="LECTURE.py", help="lecture files to trace")
+    parser.add_argument("-o", "--output", default="var/traces", metavar="DIR",
+                        help="folder for the traces and their assets/ (default: var/traces)")
+    parser.add_argument("--section", metavar="NAME",
+                        help="trace only this top-level function of the lecture, instead of main()")
+    parser.add_argument("--trace-module", action="append", default=[], metavar="MODULE",
+                        help="also trace the code of this module (every file of a package); repeatable")
+    parser.add_argument("--inspect-all", action="store_true",
+                        help="record every local variable after each line, not only those named by @inspect")
+    parser.add_argument("--max-steps", type=_positive_int, metavar="N",
+                        help="stop after N steps and write the partial trace (status max_steps)")
+    parser.add_argument("--timeout", type=_positive_float, metavar="SECONDS",
+                        help="stop after this long and write the partial trace (status timeout)")
+    parser.add_argument("--seed", type=int, default=0, metavar="N",
+                        help="seed for random, numpy and torch (default: 0)")
+    parser.add_argument("--quiet", action="store_true", help="no progress display, no summary lines")
+
+
+def trace(args: argparse.Namespace, argv: list[str]) -> int:
+    from cs336_lectures.tracer import LectureError, trace_lecture
+
+    output_dir = Path(args.output)
+    status = 0
+    for file in args.files:
+        try:
+            result = trace_lecture(
+                Path(file), output_dir=output_dir, section=args.section,
+                trace_modules=tuple(args.trace_module), inspect_all=args.inspect_all,
+                max_steps=args.max_steps, timeout=args.timeout, seed=args.seed, quiet=args.quiet,
+                command=(PROG, *argv),
+            )
+        except LectureError as error:
+            print(f"{PROG}: error: {error}", file=sys.stderr)
+            status = 2
+            continue
+        if result.status == "ok":
+            if not args.quiet:
+                print(f"{result.path}: {result.num_steps} steps in {result.elapsed_s:.1f} s", file=sys.stderr)
+        else:
+            print(f"{file}: {result.status}: {result.message} (partial trace written to {result.path})",
+                  file=sys.stderr)
+            status = max(status, 1)
+    return status
+
+
+@functools.cache
+def _delegate(name: str):
+    module_name = DELEGATED[name][0]
+    try:
+        return importlib.import_module(module_name)
+    except Exception as error:  # a broken or missing optional part must not hide the others
+        print(f"{PROG}: error: the '{name}' command is unavailable ({module_name}: {error})", file=sys.stderr)
+        return None
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value

@@ -1,0 +1,129 @@
+"""Directives: the `# @inspect x`, `# @clear x`, `# @stepover`, `# @hide` comments of a lecture.
+
+A directive lives in a comment whose text starts with `@`; several may share one comment
+(`# @inspect x y @stepover`). The tracer asks about lines thousands of times, so each file is
+parsed once, with the tokenize module (a `#` inside a string is not a comment), into a dict
+from line number to a `Directive`. A comment on any physical line of a multi-line statement
+applies to every line of that statement, since Python may report any of them as running.
+
+    >>> parse_directives("x = 1  # @inspect x\\n")[1].inspect
+    (('x', ('x',)),)
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+import warnings
+from dataclasses import dataclass
+
+KNOWN = ("inspect", "clear", "stepover", "hide")
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*\Z")
+
+
+class DirectiveWarning(UserWarning):
+    """A comment directive the tracer does not understand (an unknown name, a bad argument)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Directive:
+    """What the comments on one line ask of the tracer.
+
+    `inspect` holds (name, attribute path) pairs: `b.attr` -> ("b.attr", ("b", "attr")).
+    """
+
+    inspect: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    clear: tuple[str, ...] = ()
+    stepover: bool = False
+    hide: bool = False
+
+    def merged(self, other: Directive) -> Directive:
+        """Both sets of requests, e.g. for a statement with comments on two of its lines."""
+        return Directive(
+            inspect=self.inspect + tuple(item for item in other.inspect if item not in self.inspect),
+            clear=self.clear + tuple(name for name in other.clear if name not in self.clear),
+            stepover=self.stepover or other.stepover,
+            hide=self.hide or other.hide,
+        )
+
+
+def parse_directives(source: str, filename: str = "<lecture>") -> dict[int, Directive]:
+    """Map each 1-based line number carrying (or covered by) a directive to its Directive.
+
+    Unknown directives and malformed arguments give a DirectiveWarning naming filename:line.
+    """
+    by_line: dict[int, Directive] = {}
+    statement_lines: list[int] = []  # physical lines of the logical line being read
+    pending: list[tuple[int, Directive]] = []  # directives found in the current statement
+
+    def close_statement() -> None:
+        if pending:
+            combined = Directive()
+            for _, directive in pending:
+                combined = combined.merged(directive)
+            for line in statement_lines or [pending[0][0]]:
+                by_line[line] = by_line[line].merged(combined) if line in by_line else combined
+        pending.clear()
+        statement_lines.clear()
+
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    try:
+        for token in tokens:
+            kind, start_line, end_line = token.type, token.start[0], token.end[0]
+            if kind == tokenize.COMMENT:
+                directive = _parse_comment(token.string, filename, start_line)
+                if directive is not None:
+                    pending.append((start_line, directive))
+                    if not statement_lines:  # a comment on a line of its own
+                        statement_lines.append(start_line)
+                        close_statement()
+                continue
+            if kind in (tokenize.NEWLINE, tokenize.ENDMARKER):
+                close_statement()
+                continue
+            if kind in (tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING):
+                continue
+            for line in range(start_line, end_line + 1):
+                if not statement_lines or statement_lines[-1] < line:
+                    statement_lines.append(line)
+    except (tokenize.TokenError, SyntaxError):
+        close_statement()  # the compiler reports bad syntax better than we could
+    return by_line
+
+
+def _parse_comment(comment: str, filename: str, line: int) -> Directive | None:
+    text = comment.lstrip("#").strip()
+    if not text.startswith("@"):
+        return None
+    inspect: list[tuple[str, tuple[str, ...]]] = []
+    clear: list[str] = []
+    flags = {"stepover": False, "hide": False}
+    current: str | None = None
+    for word in text.replace(",", " ").split():
+        if word.startswith("@"):
+            current = word[1:]
+            if current not in KNOWN:
+                _warn(f"unknown directive @{current} (known: @inspect, @clear, @stepover, @hide)", filename, line)
+                current = None
+            elif current in flags:
+                flags[current] = True
+            continue
+        if current is None:
+            continue  # arguments of an unknown directive: already warned about
+        if current in flags:
+            _warn(f"@{current} takes no arguments, ignoring {word!r}", filename, line)
+        elif not _DOTTED_NAME.match(word):
+            _warn(f"@{current} expects names like x or x.attr, ignoring {word!r}", filename, line)
+        elif current == "inspect":
+            if all(name != word for name, _ in inspect):
+                inspect.append((word, tuple(word.split("."))))
+        elif word not in clear:
+            clear.append(word)
+    if not (inspect or clear or flags["stepover"] or flags["hide"]):
+        return None
+    return Directive(tuple(inspect), tuple(clear), flags["stepover"], flags["hide"])
+
+
+def _warn(message: str, filename: str, line: int) -> None:
+    warnings.warn_explicit(message, DirectiveWarning, filename, line)

@@ -1,0 +1,371 @@
+"""Primitives: what a lecture calls to put text, images, links and plots on its current line.
+
+A lecture is an ordinary Python program. While the tracer runs it, a *recorder* is active
+and each primitive turns its arguments into a rendering (a small dict, see
+trace/README.md "Renderings") that the recorder attaches to the line being executed. Run
+with plain ``python``, no recorder is active and the primitives do nothing, so a lecture
+costs nothing extra outside the tracer. Arguments are still checked either way, so a
+mistake shows up the same in both.
+
+    >>> text("Tokenization turns **strings** into integers: $s \\\\mapsto (t_1, \\\\dots, t_n)$")
+    >>> link(title="Neural Machine Translation of Rare Words with Subword Units",
+    ...      url="https://arxiv.org/abs/1508.07909", authors=["Sennrich", "Haddow", "Birch"])
+    >>> link(BPETokenizer)        # an internal link to the class's source
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import io
+import os
+import re
+import sys
+from dataclasses import dataclass
+from datetime import date as Date
+from pathlib import Path
+from typing import Any, Protocol, Sequence
+from urllib.parse import urlsplit
+
+from cs336_lectures.assets import IMAGE_SUFFIXES, AssetStore, sniff_image_suffix
+from cs336_lectures.rendering import render_markdown, render_verbatim
+
+__all__ = ["Recorder", "Reference", "active_recorder", "image", "link", "plot", "set_recorder", "text"]
+
+LINK_SCHEMES = ("http", "https", "mailto", "ftp")
+CSS_PROPERTY = re.compile(r"--[A-Za-z0-9_-]+|-?[A-Za-z][A-Za-z0-9-]*")
+CSS_UNSAFE = re.compile(r"[;{}<>\\\n\r]|/\*|url\s*\(|expression\s*\(|javascript:|@import", re.IGNORECASE)
+IMAGE_WIDTH = re.compile(r"\d+(\.\d+)?(px|%|em|rem|vw|ch)?")
+SVG_HASH_SALT = "cs336-lectures"  # fixes the ids matplotlib writes into SVGs
+
+
+class Recorder(Protocol):
+    """What the tracer provides while a lecture runs (the primitives' only dependency)."""
+
+    assets: AssetStore
+
+    def add_rendering(self, rendering: dict) -> None:
+        """Attach `rendering` to the line being executed."""
+
+    def file_index(self, path: str) -> int:
+        """The index of source file `path` in the trace's files, adding it if needed."""
+
+
+_recorder: Recorder | None = None
+_anchors: set[str] = set()  # heading ids used so far in the current trace
+
+
+def set_recorder(recorder: Recorder | None) -> Recorder | None:
+    """Make `recorder` receive the renderings (None: primitives do nothing); returns the previous one."""
+    global _recorder, _anchors
+    previous, _recorder = _recorder, recorder
+    _anchors = set()
+    return previous
+
+
+def active_recorder() -> Recorder | None:
+    return _recorder
+
+
+@dataclass
+class Reference:
+    """An external reference (paper, blog post, code) to show with link().
+
+    >>> bpe = Reference("Neural Machine Translation of Rare Words with Subword Units",
+    ...                 "https://arxiv.org/abs/1508.07909", authors=("Sennrich", "Haddow", "Birch"), date="2015")
+    """
+
+    title: str
+    url: str
+    authors: Sequence[str] = ()
+    date: str | None = None
+    organization: str | None = None
+    description: str | None = None
+
+    def __post_init__(self):
+        _external_link(self.title, self.url, self.authors, self.date, self.organization, self.description)
+
+
+# ---------------------------------------------------------------- text
+
+
+def text(markdown: str, verbatim: bool = False, style: dict[str, str] | None = None) -> None:
+    """Show markdown (with $inline$ and $$display$$ math) on this line; verbatim=True shows it as-is.
+
+    >>> text("## Byte-pair encoding", style={"color": "darkblue"})
+    """
+    if not isinstance(markdown, str):
+        raise TypeError(f"text() expects a markdown string, not {type(markdown).__name__}")
+    style = _check_style(style)
+    if _recorder is None:
+        return
+    if verbatim:
+        rendering = {"type": "markdown", "html": render_verbatim(markdown), "headings": [], "verbatim": True}
+    else:
+        html, headings = render_markdown(markdown, _anchors)
+        rendering = {"type": "markdown", "html": html, "headings": headings}
+    if style:
+        rendering["style"] = style
+    _recorder.add_rendering(rendering)
+
+
+def _check_style(style: dict[str, str] | None) -> dict[str, str] | None:
+    """CSS declarations for a text block; refuses anything that could escape the style attribute."""
+    if style is None:
+        return None
+    if not isinstance(style, dict):
+        raise TypeError(f"style must be a dict of CSS properties, not {type(style).__name__}")
+    for name, value in style.items():
+        if not isinstance(name, str) or not CSS_PROPERTY.fullmatch(name):
+            raise ValueError(f"style: {name!r} is not a CSS property name")
+        if not isinstance(value, str):
+            raise TypeError(f"style: the value of {name!r} must be a string, not {type(value).__name__}")
+        if CSS_UNSAFE.search(value):
+            raise ValueError(f"style: the value of {name!r} ({value!r}) may not contain ; {{ }} < > \\ url( or comments")
+    return dict(style)
+
+
+# ---------------------------------------------------------------- image
+
+
+def image(path_or_url: str | os.PathLike, width: int | float | str | None = None) -> None:
+    """Show an image from a local file or a URL; one that cannot be had shows as a placeholder.
+
+    >>> image("images/bpe-merges.png", width=400)
+    >>> image("https://example.org/figure.png", width="50%")
+    """
+    if not isinstance(path_or_url, (str, os.PathLike)):
+        raise TypeError(f"image() expects a file path or a URL, not {type(path_or_url).__name__}")
+    _check_width(width)
+    if _recorder is None:
+        return
+    source = os.fspath(path_or_url)
+    is_url = isinstance(source, str) and urlsplit(source).scheme.lower() in ("http", "https")
+    alt = Path(urlsplit(source).path if is_url else source).name or source
+    rendering: dict[str, Any] = {"type": "image", "src": None, "alt": alt}
+    if width is not None:
+        rendering["width"] = width
+    try:
+        if is_url:
+            rendering["src"] = _add_image(_recorder.assets.fetch(source), source)
+        else:
+            rendering["src"] = _add_image(_read_local_image(source, sys._getframe(1)), source)
+    except Exception as error:  # a missing picture must not stop the lecture
+        rendering["src"] = None
+        rendering["error"] = str(error) or type(error).__name__
+    _recorder.add_rendering(rendering)
+
+
+def _check_width(width: Any) -> None:
+    if width is None:
+        return
+    if isinstance(width, bool) or not isinstance(width, (int, float, str)):
+        raise TypeError(f"image width must be a number of pixels or a CSS length, not {type(width).__name__}")
+    if isinstance(width, str) and not IMAGE_WIDTH.fullmatch(width.strip()):
+        raise ValueError(f"image width {width!r} is not a CSS length like '400px' or '50%'")
+    if not isinstance(width, str) and not width > 0:
+        raise ValueError(f"image width must be positive, not {width}")
+
+
+def _read_local_image(source: str, caller) -> bytes:
+    """The file's bytes; a relative path is looked up from the working directory, then beside the lecture."""
+    path = Path(source)
+    candidates = [path]
+    if not path.is_absolute():
+        candidates.append(Path(caller.f_code.co_filename).resolve().parent / path)
+    for candidate in candidates:
+        if candidate.is_file():
+            return candidate.read_bytes()
+    raise FileNotFoundError(f"image not found: {source}")
+
+
+def _add_image(data: bytes, source: str) -> str:
+    suffix = sniff_image_suffix(data)
+    if suffix is None:
+        named = Path(urlsplit(source).path).suffix.lower().lstrip(".")
+        if named not in IMAGE_SUFFIXES:
+            raise ValueError(f"not an image: {source}")
+        suffix = named
+    return _recorder.assets.add(data, suffix)
+
+
+# ---------------------------------------------------------------- link
+
+
+def link(
+    arg: Any = None,
+    *,
+    title: str | None = None,
+    url: str | None = None,
+    authors: Sequence[str] | None = None,
+    date: str | Date | None = None,
+    organization: str | None = None,
+    description: str | None = None,
+) -> None:
+    """Show a link: to a Reference, a URL, or (for a function or class) to its source code.
+
+    >>> link("https://arxiv.org/abs/1508.07909")
+    >>> link(title="GPT-2", url="https://openai.com/blog/better-language-models/", organization="OpenAI")
+    >>> link(bpe_reference)
+    >>> link(train_bpe)          # jumps to the definition of train_bpe in the viewer
+    """
+    if isinstance(arg, Reference):
+        rendering = _external_link(
+            title if title is not None else arg.title,
+            url if url is not None else arg.url,
+            authors if authors is not None else arg.authors,
+            date if date is not None else arg.date,
+            organization if organization is not None else arg.organization,
+            description if description is not None else arg.description,
+        )
+    elif isinstance(arg, str):
+        if url is not None:
+            raise ValueError("link(): give the URL either as the first argument or as url=, not both")
+        rendering = _external_link(title if title is not None else arg, arg, authors, date, organization, description)
+    elif arg is None:
+        if url is None:
+            raise TypeError("link() needs a URL, a Reference, or a function or class (or url=...)")
+        rendering = _external_link(title if title is not None else url, url, authors, date, organization, description)
+    elif _is_code(arg):
+        if url is not None or authors or date or organization or description:
+            raise ValueError("link(): a link to code takes only title=, not url/authors/date/organization/description")
+        if title is not None and not isinstance(title, str):
+            raise TypeError(f"link(): title must be a string, not {type(title).__name__}")
+        if _recorder is None:
+            return
+        rendering = _internal_link(arg, title)
+    else:
+        raise TypeError(
+            f"link() expects a URL, a Reference, or a function/class/module, not {type(arg).__name__}"
+        )
+    if _recorder is not None:
+        _recorder.add_rendering(rendering)
+
+
+def _external_link(title, url, authors, date, organization, description) -> dict[str, Any]:
+    """The rendering of an external link, checking every field."""
+    if not isinstance(url, str):
+        raise TypeError(f"link: url must be a string, not {type(url).__name__}")
+    scheme = urlsplit(url).scheme.lower()
+    if scheme not in LINK_SCHEMES:
+        raise ValueError(f"link: {url!r} is not an absolute URL (expected one of {', '.join(LINK_SCHEMES)})")
+    if not isinstance(title, str) or not title:
+        raise TypeError(f"link: title must be a non-empty string, not {title!r}")
+    rendering: dict[str, Any] = {"type": "link", "title": title, "url": url}
+    if isinstance(authors, str):
+        authors = [authors]
+    if authors:
+        if not isinstance(authors, (list, tuple)) or not all(isinstance(a, str) for a in authors):
+            raise TypeError(f"link: authors must be a list of strings, not {authors!r}")
+        rendering["authors"] = list(authors)
+    if isinstance(date, Date):
+        date = date.isoformat()
+    for key, value in (("date", date), ("organization", organization), ("description", description)):
+        if value is not None:
+            if not isinstance(value, str):
+                raise TypeError(f"link: {key} must be a string, not {type(value).__name__}")
+            rendering[key] = value
+    return rendering
+
+
+def _is_code(obj: Any) -> bool:
+    return inspect.isclass(obj) or inspect.ismodule(obj) or callable(obj)
+
+
+def _internal_link(obj: Any, title: str | None) -> dict[str, Any]:
+    """{'type': 'link', 'title', 'file', 'line'} pointing at the definition of a function, class or module."""
+    target = _unwrap(obj)
+    if not (inspect.isclass(target) or inspect.ismodule(target) or inspect.isroutine(target)):
+        target = type(target)  # a callable object: link to its class
+    path, line = _source_location(target)
+    name = title or getattr(target, "__qualname__", None) or getattr(target, "__name__", None) or repr(target)
+    return {"type": "link", "title": name, "file": _recorder.file_index(path), "line": line}
+
+
+def _unwrap(obj: Any) -> Any:
+    """The function or class a decorator, bound method, partial or property stands for."""
+    while True:
+        if isinstance(obj, functools.partial):
+            obj = obj.func
+        elif inspect.ismethod(obj):
+            obj = obj.__func__
+        elif isinstance(obj, (staticmethod, classmethod)):
+            obj = obj.__func__
+        elif isinstance(obj, property) and obj.fget is not None:
+            obj = obj.fget
+        elif hasattr(obj, "__wrapped__") and not inspect.isclass(obj):
+            obj = inspect.unwrap(obj)
+        else:
+            return obj
+
+
+def _source_location(target: Any) -> tuple[str, int]:
+    """(source file, first line) of `target`; ValueError when it has no Python source."""
+    try:
+        path = inspect.getsourcefile(target)
+        if path is None:
+            raise TypeError("no source file")
+        if inspect.ismodule(target):
+            return path, 1
+        return path, max(1, inspect.getsourcelines(target)[1])
+    except (TypeError, OSError) as error:
+        if inspect.isclass(target):
+            location = _class_location_from_methods(target)
+            if location:
+                return location
+        raise ValueError(f"link(): cannot find the Python source of {target!r} ({error})") from None
+
+
+def _class_location_from_methods(cls: type) -> tuple[str, int] | None:
+    """Find a class whose module is not importable (a traced lecture) through its methods' code."""
+    pattern = re.compile(rf"\s*class\s+{re.escape(cls.__name__)}\b")
+    for member in vars(cls).values():
+        code = getattr(_unwrap(member), "__code__", None)
+        if code is None or not getattr(member, "__qualname__", "").startswith(cls.__qualname__ + "."):
+            continue
+        try:
+            lines = Path(code.co_filename).read_text().splitlines()
+        except OSError:
+            continue
+        for number in range(min(code.co_firstlineno, len(lines)), 0, -1):
+            if pattern.match(lines[number - 1]):
+                return code.co_filename, number
+    return None
+
+
+# ---------------------------------------------------------------- plot
+
+
+def plot(figure: Any) -> None:
+    """Show a matplotlib figure (or the figure of an Axes), stored as SVG.
+
+    >>> fig, ax = plt.subplots(); ax.plot(losses); plot(fig)
+    """
+    if not hasattr(figure, "savefig") and hasattr(getattr(figure, "figure", None), "savefig"):
+        figure = figure.figure  # an Axes
+    if not hasattr(figure, "savefig"):
+        raise TypeError(f"plot() expects a matplotlib figure, not {type(figure).__name__}")
+    if _recorder is None:
+        return
+    svg = figure_svg(figure)
+    _recorder.add_rendering({"type": "plot", "src": _recorder.assets.add(svg, "svg"), "alt": _figure_title(figure)})
+
+
+def figure_svg(figure: Any) -> bytes:
+    """The figure as SVG bytes, identical for identical figures (no date, fixed id salt)."""
+    import matplotlib
+
+    buffer = io.BytesIO()
+    with matplotlib.rc_context({"svg.hashsalt": SVG_HASH_SALT}):
+        figure.savefig(buffer, format="svg", metadata={"Date": None})
+    return buffer.getvalue()
+
+
+def _figure_title(figure: Any) -> str:
+    suptitle = getattr(figure, "_suptitle", None)
+    if suptitle is not None and suptitle.get_text():
+        return suptitle.get_text()
+    for axes in figure.get_axes():
+        if axes.get_title():
+            return axes.get_title()
+    return "plot"

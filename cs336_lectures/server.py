@@ -1,0 +1,670 @@
+"""The local server: the viewer and its traces over HTTP, plus live re-tracing and editing.
+
+`cs336-lectures serve lectures/lecture_01.py` serves the site (see site.py) from memory and
+disk, traces the lectures that have no fresh trace, watches their files, and re-traces one
+in a subprocess whenever it changes; open viewers hear about it over Server-Sent Events and
+reload. The viewer can also edit a lecture (POST /api/source) — so this server runs code,
+and guards itself the way Jupyter does:
+
+- it binds 127.0.0.1 unless told otherwise;
+- anything that writes or runs code needs the random token printed at start-up;
+- a request whose Host is not the server's own (DNS rebinding) is refused, and so is a
+  POST whose Origin is foreign;
+- paths are resolved and must stay inside the served folders; only the lectures named on
+  the command line can be read as source, edited or re-traced.
+
+A re-trace writes into a temporary folder and replaces the served trace only when it
+succeeded, so a syntax error or an exception leaves the last good trace in place.
+
+    cs336-lectures serve lectures/lecture_01.py --port 8336
+"""
+
+from __future__ import annotations
+
+import argparse
+import hmac
+import json
+import os
+import queue
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import webbrowser
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from cs336_lectures.site import DEFAULT_TRACES, INDEX_NAME, VIEWER_DIR, build_index
+
+TOKEN_HEADER = "X-CS336-Token"
+POLL_SECONDS = 0.5
+SSE_KEEPALIVE_SECONDS = 15.0
+MAX_SOURCE_BYTES = 5 * 1024 * 1024
+ERROR_TAIL_LINES = 30
+# The tracer enforces --timeout itself; this only catches a tracer that hangs regardless.
+TRACER_GRACE_SECONDS = 60.0
+DEFAULT_TRACER_LIMIT_SECONDS = 3600.0
+
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".mjs": "text/javascript; charset=utf-8",
+    ".json": "application/json; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+    ".ico": "image/x-icon",
+    ".txt": "text/plain; charset=utf-8",
+}
+
+
+class Refused(Exception):
+    """A request the server will not serve; carries the HTTP status and a one-line reason."""
+
+    def __init__(self, status: HTTPStatus, reason: str):
+        super().__init__(reason)
+        self.status = status
+        self.reason = reason
+
+
+def contained_file(root: Path, relative: str) -> Path:
+    """The file `relative` names inside `root`, refusing anything that could leave it.
+
+    >>> contained_file(Path("viewer"), "js/main.js")
+    PosixPath('/.../viewer/js/main.js')
+    """
+    parts = relative.split("/")
+    if any(part in ("..", ".") or "\\" in part or "\0" in part for part in parts):
+        raise Refused(HTTPStatus.FORBIDDEN, "path not allowed")
+    if any(part.startswith(".") for part in parts if part):
+        raise Refused(HTTPStatus.NOT_FOUND, "not found")  # hidden files, e.g. a re-trace in progress
+    root = root.resolve()
+    path = (root / "/".join(part for part in parts if part)).resolve()
+    if path != root and root not in path.parents:
+        raise Refused(HTTPStatus.FORBIDDEN, "path leaves the served folder")
+    if not path.is_file():
+        raise Refused(HTTPStatus.NOT_FOUND, "not found")
+    return path
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace `path` with `text` through a temporary file beside it, keeping its permissions."""
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as file:
+            file.write(text)
+        if path.exists():
+            shutil.copymode(path, temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def tail(text: str, lines: int = ERROR_TAIL_LINES) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+class EventHub:
+    """Fans re-trace events out to every open /api/events stream; remembers the last per trace."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._listeners: set[queue.Queue] = set()
+        self.latest: dict[str, dict] = {}
+
+    def publish(self, event: dict) -> None:
+        with self._lock:
+            self.latest[event["trace"]] = event
+            for listener in self._listeners:
+                listener.put(event)
+
+    def subscribe(self) -> tuple[queue.Queue, list[dict]]:
+        """A new listener queue, plus the latest event of each trace (for a viewer just arriving)."""
+        listener: queue.Queue = queue.Queue()
+        with self._lock:
+            self._listeners.add(listener)
+            return listener, list(self.latest.values())
+
+    def unsubscribe(self, listener: queue.Queue) -> None:
+        with self._lock:
+            self._listeners.discard(listener)
+
+    def close(self) -> None:
+        with self._lock:
+            for listener in self._listeners:
+                listener.put(None)
+
+
+class Lecture:
+    """A lecture file registered on the command line, and its re-trace state."""
+
+    def __init__(self, path: Path):
+        self.path = path.resolve()
+        self.given = str(path)
+        self.name = path.stem
+        self.lock = threading.Lock()
+        self.running = False
+        self.pending = False
+        self.generation = 0
+        self.seen = self.stamp()
+
+    def stamp(self) -> tuple[int, int] | None:
+        try:
+            stat = self.path.stat()
+        except OSError:
+            return None
+        return (stat.st_mtime_ns, stat.st_size)
+
+
+class Retracer:
+    """Runs `cs336-lectures trace` for one lecture at a time; requests while one runs coalesce."""
+
+    def __init__(self, traces_dir: Path, hub: EventHub, tracer_command: list[str],
+                 max_steps: int | None, timeout: float | None, log=print):
+        self.traces_dir = traces_dir
+        self.hub = hub
+        self.tracer_command = tracer_command
+        self.max_steps = max_steps
+        self.timeout = timeout
+        self.log = log
+        self.closed = threading.Event()
+        self._processes: set[subprocess.Popen] = set()
+        self._threads: set[threading.Thread] = set()
+        self._lock = threading.Lock()
+
+    def request(self, lecture: Lecture) -> None:
+        """Queue a re-trace; if one is running, exactly one more follows it."""
+        with lecture.lock:
+            if lecture.running:
+                lecture.pending = True
+                return
+            lecture.running = True
+        thread = threading.Thread(target=self._work, args=(lecture,), name=f"retrace-{lecture.name}", daemon=True)
+        with self._lock:
+            self._threads.add(thread)
+        thread.start()
+
+    def _work(self, lecture: Lecture) -> None:
+        try:
+            while not self.closed.is_set():
+                with lecture.lock:
+                    lecture.pending = False
+                    lecture.generation += 1
+                    generation = lecture.generation
+                self.hub.publish({"trace": lecture.name, "state": "running", "generation": generation})
+                self.log(f"tracing {lecture.given} ...")
+                ok, message = self.retrace(lecture)
+                if self.closed.is_set():
+                    return
+                event = {"trace": lecture.name, "state": "ok" if ok else "error", "generation": generation}
+                if message:
+                    event["message"] = message
+                self.hub.publish(event)
+                self.log(f"{lecture.name}: {message}" if ok else f"{lecture.name}: failed: {message}")
+                with lecture.lock:
+                    if not lecture.pending:
+                        return
+        finally:
+            with lecture.lock:
+                lecture.running = False
+            with self._lock:
+                self._threads.discard(threading.current_thread())
+
+    def command(self, lecture: Lecture, out: Path) -> list[str]:
+        command = [*self.tracer_command, lecture.given, "-o", str(out), "--quiet"]
+        if self.max_steps is not None:
+            command += ["--max-steps", str(self.max_steps)]
+        if self.timeout is not None:
+            command += ["--timeout", f"{self.timeout:g}"]
+        return command
+
+    def retrace(self, lecture: Lecture) -> tuple[bool, str]:
+        """Trace into a temporary folder; install the result if it is good (or nothing better exists)."""
+        self.traces_dir.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".retrace-{lecture.name}.", dir=self.traces_dir))
+        try:
+            started = time.monotonic()
+            returncode, stderr = self._run(self.command(lecture, staging))
+            produced = staging / f"{lecture.name}.json"
+            header = _read_header(produced)
+            if header is None:
+                reason = tail(stderr) or f"the tracer exited with status {returncode} and wrote no trace"
+                return False, reason
+            status = header.get("status")
+            good = returncode == 0 and status == "ok"
+            if good or not self._has_good_trace(lecture):
+                self._install(staging, produced)
+            if good:
+                return True, f"traced {header.get('num_steps', '?')} steps in {time.monotonic() - started:.1f} s"
+            return False, _failure_message(produced, header, stderr, returncode)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def _run(self, command: list[str]) -> tuple[int, str]:
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, errors="replace")
+        with self._lock:
+            self._processes.add(process)
+        try:
+            limit = (self.timeout or DEFAULT_TRACER_LIMIT_SECONDS) + TRACER_GRACE_SECONDS
+            try:
+                stdout, stderr = process.communicate(timeout=limit)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                stdout, stderr = process.communicate()
+                stderr += f"\nthe tracer did not finish within {limit:.0f} s and was stopped"
+            return process.returncode, stderr or stdout
+        finally:
+            with self._lock:
+                self._processes.discard(process)
+
+    def _has_good_trace(self, lecture: Lecture) -> bool:
+        header = _read_header(self.traces_dir / f"{lecture.name}.json")
+        return header is not None and header.get("status") == "ok"
+
+    def _install(self, staging: Path, produced: Path) -> None:
+        """Assets first (content-addressed, so overwriting is harmless), then the trace."""
+        assets = staging / "assets"
+        if assets.is_dir():
+            (self.traces_dir / "assets").mkdir(exist_ok=True)
+            for asset in assets.iterdir():
+                os.replace(asset, self.traces_dir / "assets" / asset.name)
+        os.replace(produced, self.traces_dir / produced.name)
+
+    def close(self) -> None:
+        self.closed.set()
+        with self._lock:
+            processes = list(self._processes)
+            threads = list(self._threads)
+        for process in processes:
+            process.kill()
+        for thread in threads:
+            thread.join(timeout=5)
+
+
+def _read_header(path: Path) -> dict | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return data["header"] if isinstance(data.get("header"), dict) else None
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def _failure_message(trace_path: Path, header: dict, stderr: str, returncode: int) -> str:
+    """Why a traced run is not good: the header's message and the traceback of the error step."""
+    lines = [header.get("message") or f"the lecture stopped with status {header.get('status')}"]
+    try:
+        steps = json.loads(trace_path.read_text(encoding="utf-8")).get("steps") or []
+        extras = steps[-1][2] if steps and len(steps[-1]) > 2 else {}
+        error = extras.get("x") if isinstance(extras, dict) else None
+        if error and error.get("traceback"):
+            lines.append(tail(error["traceback"]))
+    except (OSError, ValueError, IndexError, AttributeError):
+        pass
+    if returncode not in (0, 1) and stderr.strip():
+        lines.append(tail(stderr))
+    return "\n".join(lines)
+
+
+class Watcher(threading.Thread):
+    """Polls the lectures' modification stamps; a change queues a re-trace (no extra dependency)."""
+
+    def __init__(self, lectures: dict[str, Lecture], retracer: Retracer):
+        super().__init__(name="watch-lectures", daemon=True)
+        self.lectures = lectures
+        self.retracer = retracer
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.wait(POLL_SECONDS):
+            for lecture in self.lectures.values():
+                stamp = lecture.stamp()
+                # A missing file is an editor's save in progress (write, rename); wait for it.
+                if stamp is not None and stamp != lecture.seen:
+                    lecture.seen = stamp
+                    self.retracer.request(lecture)
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+
+class LectureServer(ThreadingHTTPServer):
+    """The HTTP server and everything it serves; `start()` runs it in a thread (tests), `serve_forever()` in this one."""
+
+    daemon_threads = True
+
+    def __init__(self, lectures: list[Path], traces_dir: Path, host: str = "127.0.0.1", port: int = 8336,
+                 viewer_dir: Path = VIEWER_DIR, max_steps: int | None = None, timeout: float | None = None,
+                 token: str | None = None, tracer_command: list[str] | None = None, log=print):
+        if ":" in host:
+            self.address_family = socket.AF_INET6
+        super().__init__((host, port), RequestHandler)
+        self.host = host
+        self.port = self.server_address[1]
+        self.viewer_dir = viewer_dir.resolve()
+        self.traces_dir = traces_dir.resolve()
+        self.token = token or secrets.token_urlsafe(32)
+        self.log = log
+        self.lectures: dict[str, Lecture] = {}
+        for path in lectures:
+            lecture = Lecture(path)
+            if lecture.name in self.lectures:
+                raise ValueError(f"two lectures would both write the trace {lecture.name}.json: "
+                                 f"{self.lectures[lecture.name].given} and {path}")
+            self.lectures[lecture.name] = lecture
+        self.hub = EventHub()
+        self.retracer = Retracer(self.traces_dir, self.hub,
+                                 tracer_command or [sys.executable, "-m", "cs336_lectures", "trace"],
+                                 max_steps, timeout, log)
+        self.watcher = Watcher(self.lectures, self.retracer)
+        self.allowed_hosts = {f"{name}:{self.port}" for name in ("127.0.0.1", "localhost", "[::1]")}
+        self.allowed_hosts.add(f"{_url_host(host)}:{self.port}".lower())
+        self.allowed_origins = {f"http://{allowed}" for allowed in self.allowed_hosts}
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else _url_host(self.host)
+        return f"http://{host}:{self.port}/?token={self.token}"
+
+    def begin(self) -> None:
+        """Trace the lectures whose trace is missing or older than the file, then watch them all."""
+        for lecture in self.lectures.values():
+            trace = self.traces_dir / f"{lecture.name}.json"
+            try:
+                stale = trace.stat().st_mtime < lecture.path.stat().st_mtime
+            except FileNotFoundError:
+                stale = True
+            if stale:
+                self.retracer.request(lecture)
+        self.watcher.start()
+
+    def start(self) -> "LectureServer":
+        self.begin()
+        self._thread = threading.Thread(target=self.serve_forever, name="http", daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self.watcher.stop()
+        self.hub.close()
+        self.retracer.close()
+        if self._thread is not None:
+            self.shutdown()
+            self._thread.join(timeout=5)
+        self.server_close()
+
+    def check_token(self, given: str | None) -> bool:
+        return given is not None and hmac.compare_digest(given.encode(), self.token.encode())
+
+    def lecture_path_for_display(self, lecture: Lecture) -> str:
+        try:
+            return str(lecture.path.relative_to(Path.cwd().resolve()))
+        except ValueError:
+            return str(lecture.path)
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
+
+
+class RequestHandler(BaseHTTPRequestHandler):
+    server: LectureServer
+    server_version = "cs336-lectures"
+    protocol_version = "HTTP/1.1"
+
+    # --- dispatch -------------------------------------------------------------------------
+
+    def do_GET(self) -> None:
+        self._handle(write=False, head=False)
+
+    def do_HEAD(self) -> None:
+        self._handle(write=False, head=True)
+
+    def do_POST(self) -> None:
+        self._handle(write=True, head=False)
+
+    def _handle(self, write: bool, head: bool) -> None:
+        try:
+            self._check_host()
+            url = urlsplit(self.path)
+            path = unquote(url.path)
+            query = parse_qs(url.query)
+            if write:
+                self._check_origin()
+                self._check_token()
+                self._post(path, query)
+            elif path == "/api/events":
+                self._events()
+            else:
+                self._get(path, query, head)
+        except Refused as refusal:
+            self.close_connection = True  # a refused POST's body was never read
+            self._send_json({"error": refusal.reason}, refusal.status, head=head)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def _check_host(self) -> None:
+        host = (self.headers.get("Host") or "").strip().lower()
+        if host not in self.server.allowed_hosts:
+            raise Refused(HTTPStatus.FORBIDDEN, f"Host {host or '(none)'} is not this server")
+
+    def _check_origin(self) -> None:
+        origin = self.headers.get("Origin")
+        if origin is not None and origin.strip().lower() not in self.server.allowed_origins:
+            raise Refused(HTTPStatus.FORBIDDEN, f"Origin {origin} is not this server")
+
+    def _check_token(self) -> None:
+        if not self.server.check_token(self.headers.get(TOKEN_HEADER)):
+            raise Refused(HTTPStatus.FORBIDDEN, f"missing or wrong {TOKEN_HEADER}: open the URL the server printed")
+
+    def _lecture(self, query: dict) -> Lecture:
+        name = (query.get("trace") or [""])[0]
+        lecture = self.server.lectures.get(name)
+        if lecture is None:
+            raise Refused(HTTPStatus.NOT_FOUND, f"no lecture named {name!r} is served for editing")
+        return lecture
+
+    # --- GET ------------------------------------------------------------------------------
+
+    def _get(self, path: str, query: dict, head: bool) -> None:
+        server = self.server
+        if path == "/api/info":
+            lectures = {name: server.lecture_path_for_display(lecture) for name, lecture in server.lectures.items()}
+            self._send_json({"server": True, "lectures": lectures}, head=head)
+        elif path == "/api/source":
+            lecture = self._lecture(query)
+            try:
+                source = lecture.path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as error:
+                raise Refused(HTTPStatus.INTERNAL_SERVER_ERROR, f"cannot read {lecture.given}: {error}") from None
+            self._send_json({"path": server.lecture_path_for_display(lecture), "source": source}, head=head)
+        elif path.startswith("/api/"):
+            raise Refused(HTTPStatus.NOT_FOUND, "no such API")
+        elif path == f"/traces/{INDEX_NAME}":
+            self._send_json(build_index(server.traces_dir), head=head)
+        elif path.startswith("/traces/"):
+            self._send_file(contained_file(server.traces_dir, path[len("/traces/"):]), head)
+        else:
+            relative = path.lstrip("/") or "index.html"
+            self._send_file(contained_file(server.viewer_dir, relative), head)
+
+    # --- POST -----------------------------------------------------------------------------
+
+    def _post(self, path: str, query: dict) -> None:
+        server = self.server
+        if path == "/api/source":
+            lecture = self._lecture(query)
+            source = self._read_source()
+            previous = lecture.path.read_text(encoding="utf-8") if lecture.path.exists() else None
+            if previous is not None:
+                write_atomically(lecture.path.with_name(lecture.path.name + ".bak"), previous)
+            write_atomically(lecture.path, source)
+            lecture.seen = lecture.stamp()  # this write is handled here, not by the watcher
+            server.retracer.request(lecture)
+            server.log(f"{lecture.given} saved from the browser")
+            self._send_json({"queued": True, "trace": lecture.name}, HTTPStatus.ACCEPTED)
+        elif path == "/api/retrace":
+            lecture = self._lecture(query)
+            server.retracer.request(lecture)
+            self._send_json({"queued": True, "trace": lecture.name}, HTTPStatus.ACCEPTED)
+        else:
+            raise Refused(HTTPStatus.NOT_FOUND, "no such API")
+
+    def _read_source(self) -> str:
+        try:
+            length = int(self.headers.get("Content-Length") or "")
+        except ValueError:
+            raise Refused(HTTPStatus.LENGTH_REQUIRED, "Content-Length required") from None
+        if length < 0 or length > MAX_SOURCE_BYTES:
+            raise Refused(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"the source may be at most {MAX_SOURCE_BYTES} bytes")
+        try:
+            body = json.loads(self.rfile.read(length).decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise Refused(HTTPStatus.BAD_REQUEST, 'expected a JSON body {"source": "..."}') from None
+        if not isinstance(body, dict) or not isinstance(body.get("source"), str):
+            raise Refused(HTTPStatus.BAD_REQUEST, 'expected a JSON body {"source": "..."}')
+        return body["source"]
+
+    # --- Server-Sent Events ---------------------------------------------------------------
+
+    def _events(self) -> None:
+        """One stream per viewer: the latest state of each trace (marked replay), then live events."""
+        hub = self.server.hub
+        listener, latest = hub.subscribe()
+        try:
+            self.send_response(HTTPStatus.OK)
+            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.send_header("Cache-Control", "no-store")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            self.wfile.write(b"retry: 1000\n\n")
+            for event in latest:
+                self._send_event({**event, "replay": True})
+            self.wfile.flush()
+            while True:
+                try:
+                    event = listener.get(timeout=SSE_KEEPALIVE_SECONDS)
+                except queue.Empty:
+                    self.wfile.write(b": keep-alive\n\n")
+                    self.wfile.flush()
+                    continue
+                if event is None:
+                    return
+                self._send_event(event)
+                self.wfile.flush()
+        finally:
+            hub.unsubscribe(listener)
+
+    def _send_event(self, event: dict) -> None:
+        self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
+
+    # --- responses ------------------------------------------------------------------------
+
+    def _common_headers(self) -> None:
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+
+    def _send_json(self, data: object, status: HTTPStatus = HTTPStatus.OK, head: bool = False) -> None:
+        body = json.dumps(data).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self._common_headers()
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        if not head:
+            self.wfile.write(body)
+
+    def _send_file(self, path: Path, head: bool) -> None:
+        try:
+            body = path.read_bytes()
+        except OSError:
+            raise Refused(HTTPStatus.NOT_FOUND, "not found") from None
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", CONTENT_TYPES.get(path.suffix.lower(), "application/octet-stream"))
+        self.send_header("Content-Length", str(len(body)))
+        self._common_headers()
+        self.end_headers()
+        if not head:
+            self.wfile.write(body)
+
+    def log_message(self, format: str, *args) -> None:
+        """Quiet: the terminal shows re-traces and errors, not every request."""
+
+
+# --- cs336-lectures serve ---------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("lectures", nargs="*", metavar="LECTURE.py",
+                        help="lectures to trace when stale, watch, re-trace on change and allow editing")
+    parser.add_argument("--traces", default=str(DEFAULT_TRACES), metavar="DIR",
+                        help=f"folder of traces to serve and write (default: {DEFAULT_TRACES})")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to bind (default: 127.0.0.1; anything else exposes a server that runs code)")
+    parser.add_argument("--port", type=int, default=8336, help="port (default: 8336; 0 picks a free one)")
+    parser.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    parser.add_argument("--max-steps", type=int, default=None, metavar="N",
+                        help="step limit passed to the tracer on every re-trace")
+    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
+                        help="time limit passed to the tracer on every re-trace")
+
+
+def _stop(signum, frame) -> None:
+    """SIGTERM stops the server the way Ctrl-C does: running tracers are killed, streams closed."""
+    raise KeyboardInterrupt
+
+
+def run(args: argparse.Namespace) -> int:
+    missing = [path for path in args.lectures if not Path(path).is_file()]
+    if missing:
+        print(f"error: no such lecture file: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    if not (VIEWER_DIR / "index.html").is_file():
+        print(f"error: the viewer is missing ({VIEWER_DIR}/index.html)", file=sys.stderr)
+        return 2
+    try:
+        server = LectureServer([Path(path) for path in args.lectures], Path(args.traces), host=args.host,
+                               port=args.port, max_steps=args.max_steps, timeout=args.timeout,
+                               log=lambda message: print(message, flush=True))
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except OSError as error:
+        print(f"error: cannot listen on {args.host}:{args.port}: {error.strerror or error}", file=sys.stderr)
+        return 1
+    with server:
+        print(f"cs336-lectures: serving {server.traces_dir} at {server.url}", flush=True)
+        if args.host not in ("127.0.0.1", "localhost", "::1"):
+            print(f"warning: listening on {args.host}; anyone who can reach it and has the token can run code",
+                  flush=True)
+        print("press Ctrl-C to stop", flush=True)
+        signal.signal(signal.SIGTERM, _stop)
+        server.begin()
+        if not args.no_browser:
+            webbrowser.open(server.url)
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            print("\nstopping", flush=True)
+        finally:
+            server.watcher.stop()
+            server.hub.close()
+            server.retracer.close()
+    return 0

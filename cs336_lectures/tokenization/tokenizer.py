@@ -1,0 +1,180 @@
+"""The BPE tokenizer: GPT-2-compatible encoding with learned (or GPT-2's) merges.
+
+Over ``train`` (which produces a vocabulary and merges) it adds their use: text is
+cut into pre-tokens around special tokens, and each pre-token's bytes are merged by
+rank, always taking the best-ranked pair present, so only merges that apply are
+tried. Results per pre-token are cached, which makes common words a dictionary
+lookup. ``encode_iterable`` streams ids for text of any size; ``from_files`` and
+``save`` use GPT-2's ``encoder.json`` / ``vocab.bpe`` format. With GPT-2's files the
+ids are exactly tiktoken's GPT-2 ids.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from itertools import chain
+
+from cs336_lectures.tokenization.base import Tokenizer
+from cs336_lectures.tokenization.gpt2_bytes import (
+    load_gpt2_merges,
+    load_gpt2_vocab,
+    save_gpt2_merges,
+    save_gpt2_vocab,
+)
+from cs336_lectures.tokenization.word import PreTokenizer
+
+# Distinct pre-tokens remembered before the cache starts over: it bounds memory on
+# endless streams while keeping every common word of a language cached.
+CACHE_SIZE = 100_000
+
+
+class BPETokenizer(Tokenizer):
+    """Byte-level BPE: ``BPETokenizer(vocab, merges, ["<|endoftext|>"]).encode("hi<|endoftext|>")``.
+
+    ``vocab`` maps ids to bytes and must hold all 256 single bytes; ``merges`` are
+    ``(left, right)`` byte pairs in rank order, each spelling a token of ``vocab``.
+    Special tokens are kept whole (the longest wins when they overlap); one missing
+    from ``vocab`` gets the next free id.
+    """
+
+    def __init__(
+        self,
+        vocab: dict[int, bytes],
+        merges: Sequence[tuple[bytes, bytes]],
+        special_tokens: Iterable[str] | None = None,
+    ):
+        self.vocab: dict[int, bytes] = {}
+        for index, token in vocab.items():
+            if not isinstance(index, int) or index < 0 or not isinstance(token, bytes) or not token:
+                raise ValueError(f"vocab must map non-negative ids to non-empty bytes, got {index!r}: {token!r}")
+            self.vocab[index] = token
+        self.merges: list[tuple[bytes, bytes]] = list(merges)
+        self.special_tokens: list[str] = list(dict.fromkeys(special_tokens or ()))
+        self._pretokenizer = PreTokenizer(self.special_tokens)
+
+        first_id: dict[bytes, int] = {}
+        for index in sorted(self.vocab):
+            first_id.setdefault(self.vocab[index], index)
+        next_id = max(self.vocab, default=-1) + 1
+        self.special_ids: dict[str, int] = {}
+        for special in self.special_tokens:
+            encoded = special.encode("utf-8")
+            if encoded not in first_id:
+                first_id[encoded] = next_id
+                self.vocab[next_id] = encoded
+                next_id += 1
+            self.special_ids[special] = first_id[encoded]
+
+        reserved = set(self.special_ids.values())
+        self._ids: dict[bytes, int] = {}
+        for index in sorted(self.vocab):
+            if index not in reserved:
+                self._ids.setdefault(self.vocab[index], index)
+        missing = [byte for byte in range(256) if bytes([byte]) not in self._ids]
+        if missing:
+            raise ValueError(f"vocab lacks {len(missing)} single bytes, e.g. {bytes([missing[0]])!r}")
+        self._byte_ids = [self._ids[bytes([byte])] for byte in range(256)]
+
+        # (left id, right id) -> (rank, merged id); the first listing of a pair counts.
+        self._ranks: dict[tuple[int, int], tuple[int, int]] = {}
+        for rank, (left, right) in enumerate(self.merges):
+            try:
+                key = (self._ids[left], self._ids[right])
+                merged = self._ids[left + right]
+            except (KeyError, TypeError):
+                raise ValueError(
+                    f"merge {rank} ({left!r}, {right!r}) uses or makes a token that is not in vocab"
+                ) from None
+            self._ranks.setdefault(key, (rank, merged))
+
+        fixed = {special: (index,) for special, index in self.special_ids.items()}
+        self._cache = _PieceCache(self._encode_piece, fixed)
+
+    @classmethod
+    def from_files(
+        cls,
+        vocab_path: str | os.PathLike,
+        merges_path: str | os.PathLike,
+        special_tokens: Iterable[str] | None = None,
+    ) -> BPETokenizer:
+        """Load GPT-2-format files: ``BPETokenizer.from_files("encoder.json", "vocab.bpe", ["<|endoftext|>"])``."""
+        return cls(load_gpt2_vocab(vocab_path), load_gpt2_merges(merges_path), special_tokens)
+
+    def save(self, vocab_path: str | os.PathLike, merges_path: str | os.PathLike) -> None:
+        """Write the vocab and merges in GPT-2's format (each file atomically)."""
+        save_gpt2_vocab(self.vocab, vocab_path)
+        save_gpt2_merges(self.merges, merges_path)
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.vocab)
+
+    def encode(self, string: str) -> list[int]:
+        return list(chain.from_iterable(map(self._cache.__getitem__, self._pretokenizer.split(string))))
+
+    def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
+        """Ids of ``"".join(iterable)``, lazily: ``encode_iterable(open(path))`` streams a file.
+
+        Holds back the text near each chunk's end until the pre-token or special
+        token there is complete, so the ids equal ``encode`` of the whole text.
+        """
+        for pieces in self._pretokenizer.split_stream(iterable):
+            yield from chain.from_iterable(map(self._cache.__getitem__, pieces))
+
+    def decode(self, indices: Iterable[int]) -> str:
+        """The text of ``indices``; bytes that are not valid UTF-8 become U+FFFD."""
+        try:
+            data = b"".join(map(self.vocab.__getitem__, indices))
+        except KeyError as error:
+            raise ValueError(f"unknown token id {error.args[0]!r}") from None
+        return data.decode("utf-8", errors="replace")
+
+    def _encode_piece(self, piece: str) -> tuple[int, ...]:
+        """Merge one pre-token's bytes, always at the best-ranked pair present."""
+        ids = [self._byte_ids[byte] for byte in piece.encode("utf-8")]
+        ranks = self._ranks
+        while len(ids) > 1:
+            best = _NO_MERGE
+            for pair in zip(ids, ids[1:]):
+                found = ranks.get(pair, _NO_MERGE)
+                if found < best:
+                    best, best_pair = found, pair
+            if best is _NO_MERGE:
+                break
+            ids = _merge_ids(ids, *best_pair, best[1])
+        return tuple(ids)
+
+
+_NO_MERGE = (float("inf"), -1)
+
+
+def _merge_ids(ids: list[int], left: int, right: int, merged: int) -> list[int]:
+    out: list[int] = []
+    i = 0
+    last = len(ids) - 1
+    while i <= last:
+        if i < last and ids[i] == left and ids[i + 1] == right:
+            out.append(merged)
+            i += 2
+        else:
+            out.append(ids[i])
+            i += 1
+    return out
+
+
+class _PieceCache(dict):
+    """Pre-token -> ids, filled on first lookup; starts over past ``CACHE_SIZE`` entries."""
+
+    def __init__(self, encode_piece, fixed: dict[str, tuple[int, ...]]):
+        super().__init__(fixed)
+        self._encode_piece = encode_piece
+        self._fixed = fixed
+
+    def __missing__(self, piece: str) -> tuple[int, ...]:
+        ids = self._encode_piece(piece)
+        if len(self) >= CACHE_SIZE:
+            self.clear()
+            self.update(self._fixed)
+        self[piece] = ids
+        return ids

@@ -1,0 +1,152 @@
+"""The trace file: writing it atomically and reading it back as Python objects.
+
+The format itself is specified in trace/README.md and trace/schema.json. This module adds
+the two ends of the pipe: `write_trace` (compact JSON, written to a temporary file and
+renamed, so a crash never leaves half a trace) and `load_trace`, which expands the interned
+stack and the per-step extras into `Step` objects that tests of lectures can assert on.
+
+    >>> trace = load_trace("var/traces/lecture_01.json")
+    >>> trace.values_of("num_tokens")[-1]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+FORMAT = "cs336-lectures-trace"
+VERSION = 1
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
+
+class TraceFormatError(ValueError):
+    """A file that is not a readable trace of a version this code understands."""
+
+
+def write_trace(trace: dict, path: str | os.PathLike) -> Path:
+    """Write `trace` as compact UTF-8 JSON to `path` atomically; return the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            json.dump(trace, file, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        os.chmod(temp_name, 0o666 & ~_UMASK)  # mkstemp makes it private; a trace is for sharing
+        os.replace(temp_name, path)
+    except BaseException:
+        os.unlink(temp_name)
+        raise
+    return path
+
+
+@dataclass
+class Step:
+    """One executed line, with everything the trace says about it.
+
+    `stack` lists (file, function, line) from the outermost call to this line; `values` are
+    the inspected values recorded on this step (decoded), not the whole environment.
+    """
+
+    index: int
+    file: str
+    line: int
+    function: str
+    stack: list[tuple[str, str, int]]
+    values: dict[str, Any] = field(default_factory=dict)
+    cleared: list[str] = field(default_factory=list)
+    renderings: list[dict] = field(default_factory=list)
+    stdout: str = ""
+    stderr: str = ""
+    error: dict | None = None
+
+
+@dataclass
+class Trace:
+    """A loaded trace: the header and files as written, and the steps expanded."""
+
+    header: dict
+    files: list[dict]
+    steps: list[Step]
+
+    def inspected_names(self) -> list[str]:
+        """Every name that has a recorded value, in order of first appearance."""
+        names: dict[str, None] = {}
+        for step in self.steps:
+            names.update(dict.fromkeys(step.values))
+        return list(names)
+
+    def values_of(self, name: str) -> list[Any]:
+        """Every recorded value of `name`, in execution order, as plain Python data."""
+        return [step.values[name] for step in self.steps if name in step.values]
+
+
+def load_trace(path: str | os.PathLike) -> Trace:
+    """Read a trace file written by `cs336-lectures trace`; TraceFormatError if it is not one."""
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise TraceFormatError(f"{path}: not valid JSON (truncated?): {error}") from None
+    except UnicodeDecodeError as error:
+        raise TraceFormatError(f"{path}: not UTF-8 text: {error}") from None
+    if not isinstance(raw, dict) or raw.get("format") != FORMAT:
+        found = raw.get("format") if isinstance(raw, dict) else type(raw).__name__
+        raise TraceFormatError(f"{path}: not a {FORMAT} file (format {found!r})")
+    if raw.get("version") != VERSION:
+        raise TraceFormatError(
+            f"{path}: trace version {raw.get('version')!r} is not supported (this reader knows version {VERSION})"
+        )
+    try:
+        steps = _expand_steps(raw)
+    except (KeyError, IndexError, TypeError, ValueError) as error:
+        raise TraceFormatError(f"{path}: malformed trace: {error!r}") from None
+    return Trace(header=raw["header"], files=raw["files"], steps=steps)
+
+
+def _expand_steps(raw: dict) -> list[Step]:
+    from cs336_lectures.values import decode
+
+    paths = [file["path"] for file in raw["files"]]
+    functions = [(paths[file], name) for file, name, _ in raw["functions"]]
+    calls = raw["calls"]
+    raw_steps = raw["steps"]
+    # The stack above a call is the same for all of its steps: compute it once per call.
+    outer_stacks: dict[int, tuple[tuple[str, str, int], ...]] = {}
+
+    def stack_above(call: int) -> tuple[tuple[str, str, int], ...]:
+        chain = []  # calls whose outer stack is not known yet, innermost first
+        while call not in outer_stacks and calls[call][1] >= 0:
+            chain.append(call)
+            call = raw_steps[calls[call][1]][0]
+        stack = outer_stacks.setdefault(call, ())
+        for inner in reversed(chain):
+            parent_step = raw_steps[calls[inner][1]]
+            stack = outer_stacks[inner] = stack + ((*functions[calls[parent_step[0]][0]], parent_step[1]),)
+        return stack
+
+    steps = []
+    for index, raw_step in enumerate(raw_steps):
+        call, line = raw_step[0], raw_step[1]
+        extras = raw_step[2] if len(raw_step) > 2 else {}
+        file, function = functions[calls[call][0]]
+        steps.append(
+            Step(
+                index=index,
+                file=file,
+                line=line,
+                function=function,
+                stack=[*stack_above(call), (file, function, line)],
+                values={name: decode(value) for name, value in extras.get("v", {}).items()},
+                cleared=list(extras.get("c", [])),
+                renderings=list(extras.get("r", [])),
+                stdout=extras.get("o", ""),
+                stderr=extras.get("e", ""),
+                error=extras.get("x"),
+            )
+        )
+    return steps

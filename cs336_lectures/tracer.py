@@ -1,0 +1,683 @@
+"""The tracer: run a lecture under sys.settrace and record one step per executed line.
+
+What this layer adds on top of `sys.settrace`:
+
+- Speed. The global trace function sees every call in the process, so it does one dict
+  lookup (by code object id) and returns None for code outside the traced files: those
+  frames then get no line events at all. Each traced activation gets a small `_Activation`
+  whose bound method is the frame's local tracer; it appends `[call, line]` and looks the
+  line up in a dict of directives parsed once per file. The stack is kept from call and
+  return events (each activation knows its parent), never rebuilt from a traceback.
+- Semantics. A line's extras are filled when the line completes, i.e. at the frame's next
+  line or return event: inspected values are read after the line ran. Renderings, stdout and
+  stderr go to the current step of the innermost traced activation. A resumed generator or
+  coroutine gets a new call that `continues` the previous activation of its frame.
+- Robustness. An exception in the lecture still yields a trace, ending in an error step;
+  `max_steps` and `timeout` stop a runaway lecture and keep the partial trace.
+
+    >>> result = trace_lecture(Path("lectures/lecture_01.py"), output_dir=Path("var/traces"))
+    >>> result.status, result.num_steps
+    ('ok', 5123)
+"""
+
+from __future__ import annotations
+
+import _thread
+import ast
+import builtins
+import datetime
+import dis
+import importlib.util
+import inspect
+import io
+import os
+import platform
+import random
+import sys
+import threading
+import time
+import traceback
+import types
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from cs336_lectures.directives import Directive, parse_directives
+from cs336_lectures.trace_format import FORMAT, VERSION, write_trace
+
+CHECK_EVERY = 4096  # steps between checks of --max-steps / --timeout / the progress display
+_NOT_FOUND = object()
+_YIELD_VALUE = dis.opmap["YIELD_VALUE"]  # the instruction a suspended generator or coroutine stopped at
+
+
+class LectureError(Exception):
+    """The lecture could not be started: missing file, bad syntax, failed import, no such section."""
+
+
+class _StopTracing(BaseException):
+    """Raised from the trace function to end a runaway lecture (a BaseException so that the
+    lecture's own `except Exception` does not swallow it)."""
+
+    def __init__(self, status: str, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@dataclass
+class TraceResult:
+    """What `trace_lecture` wrote: where, how it ended, how long it was."""
+
+    path: Path
+    status: str
+    num_steps: int
+    elapsed_s: float
+    message: str | None = None
+
+
+@dataclass
+class _File:
+    path: str  # as shown in the trace: relative to the working directory when under it
+    source: str
+    directives: dict[int, Directive]
+
+
+class _Activation:
+    """One activation of a traced frame; its bound `trace` is the frame's local tracer.
+
+    This is the hot path: one call per executed line, no allocation but the step itself.
+    """
+
+    __slots__ = ("tracer", "steps", "call_id", "parent", "step", "directives", "default", "pending",
+                 "values", "callback")
+
+    def __init__(self, tracer: Tracer, call_id: int, parent: _Activation | None, directives: dict,
+                 values: dict):
+        self.tracer = tracer
+        self.steps = tracer.steps
+        self.call_id = call_id
+        self.parent = parent
+        self.step = parent.step if parent is not None else -1  # output before the first line goes to the caller
+        self.directives = directives
+        self.default = tracer.every_line  # None, or an empty Directive under --inspect-all
+        self.pending: Directive | None = None
+        self.values = values  # name -> last encoded value written in this call chain
+        self.callback = self.trace  # returned on every event: one bound method, not one per event
+
+    def trace(self, frame: types.FrameType, event: str, arg: Any):
+        if self.pending is not None and event != "exception":
+            self.tracer.finish_line(self, frame, event)
+        if event == "line":
+            steps = self.steps
+            index = len(steps)
+            if index >= self.tracer.checkpoint:
+                self.tracer.check_limits()
+            self.step = index
+            line = frame.f_lineno
+            steps.append([self.call_id, line])
+            directive = self.directives.get(line, self.default)
+            if directive is not None:
+                self.pending = directive
+                if directive.stepover:
+                    self.tracer.suppress = True
+        elif event == "return":
+            self.tracer.current = self.parent
+        return self.callback
+
+    def dormant(self, frame: types.FrameType, event: str, arg: Any):
+        """The local tracer of a generator frame resumed inside a @stepover line: ignores it all,
+        but keeps this activation reachable (frame.f_trace) for the next traced resumption."""
+        return None
+
+
+class Tracer:
+    """Records the steps of one run; also the Recorder that text(), image()... report to."""
+
+    def __init__(self, traced_paths: list[Path], *, assets=None, inspect_all: bool = False,
+                 max_steps: int | None = None, timeout: float | None = None,
+                 on_progress: Callable[[int, float], None] | None = None):
+        from cs336_lectures.values import ValueEncoder
+
+        self.assets = assets
+        self.encoder = ValueEncoder()
+        self.inspect_all = inspect_all
+        self.every_line = Directive() if inspect_all else None
+        self.max_steps = max_steps
+        self.timeout = timeout
+        self.on_progress = on_progress
+
+        self.files: list[_File] = []
+        self.functions: list[list] = []
+        self.calls: list[list] = []
+        self.steps: list[list] = []
+        self._file_ids: dict[str, int] = {}  # absolute real path -> index in files
+        self._file_of_filename: dict[str, int] = {}  # co_filename -> index in files, -1 if untraced
+        self._function_of_code: dict[int, int] = {}  # id(code) -> index in functions, -1 if untraced
+        self._codes: list[types.CodeType] = []  # keeps ids in _function_of_code from being reused
+        # Directives are parsed before the run, so that warnings about them reach the real stderr.
+        self._directives_of = {}
+        for path in traced_paths:
+            real = os.path.realpath(path)
+            if real not in self._directives_of:
+                source = Path(real).read_text(encoding="utf-8")
+                self._directives_of[real] = parse_directives(source, _display_path(real))
+        if traced_paths:
+            self.file_index(str(traced_paths[0]))  # the lecture is files[0]; modules join when they run
+
+        self.current: _Activation | None = None
+        self.suppress = False  # inside a @stepover line: calls are not traced
+        self.checkpoint = 0
+        self.started = 0.0
+        self.stop_status: str | None = None
+        self.stop_message: str | None = None
+        self._watchdog_fired = False
+
+    # --- the Recorder protocol (primitives.py) ---------------------------------------------
+
+    def add_rendering(self, rendering: dict) -> None:
+        extras = self._current_extras()
+        if extras is not None:
+            extras.setdefault("r", []).append(rendering)
+
+    def file_index(self, path: str) -> int:
+        """The index of `path` in the trace's files, adding it (source, directives) if new."""
+        real = os.path.realpath(path)
+        index = self._file_ids.get(real)
+        if index is None:
+            source = Path(real).read_text(encoding="utf-8")
+            directives = self._directives_of.get(real)
+            if directives is None:  # only linked to: its directives matter for @hide alone, so stay quiet
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    directives = parse_directives(source, _display_path(real))
+            index = self._file_ids[real] = len(self.files)
+            self.files.append(_File(_display_path(real), source, directives))
+        return index
+
+    # --- running ---------------------------------------------------------------------------
+
+    def run(self, function: Callable[[], Any]) -> BaseException | None:
+        """Call `function` with tracing on; return the exception that ended it, if any.
+
+        A stop by max_steps / timeout is not returned: it sets stop_status and stop_message.
+        """
+        from cs336_lectures import primitives
+
+        stdout, stderr = sys.stdout, sys.stderr
+        previous_trace = sys.gettrace()
+        watchdog = self._start_watchdog()
+        self.started = time.perf_counter()
+        self.checkpoint = min(CHECK_EVERY, self.max_steps if self.max_steps is not None else CHECK_EVERY)
+        failure: BaseException | None = None
+        primitives.set_recorder(self)
+        sys.stdout, sys.stderr = _StepWriter(self, "o", stdout), _StepWriter(self, "e", stderr)
+        try:
+            try:
+                sys.settrace(self._global_tracer())
+                try:
+                    result = function()
+                    if inspect.iscoroutine(result):  # an `async def main()`
+                        import asyncio
+
+                        asyncio.run(result)
+                finally:
+                    sys.settrace(previous_trace)
+                    self._stop_watchdog(watchdog)
+            except _StopTracing as stop:
+                self.stop_status, self.stop_message = stop.status, stop.message
+        except KeyboardInterrupt:
+            if not self._watchdog_fired:
+                raise
+            self._note_timeout()
+        except Exception as error:  # the lecture failed: that goes into the trace
+            failure = error
+        finally:
+            sys.stdout, sys.stderr = stdout, stderr
+            primitives.set_recorder(None)
+            self.current = None
+        self.elapsed_s = time.perf_counter() - self.started
+        if failure is not None:
+            self._record_error(failure)
+        return failure
+
+    def _global_tracer(self) -> Callable:
+        """The function given to sys.settrace: called for every call event in the thread."""
+        function_of_code = self._function_of_code.get
+        register = self._register_code
+        start = self._start_call
+
+        def on_call(frame: types.FrameType, event: str, arg: Any):
+            code = frame.f_code
+            function = function_of_code(id(code))
+            if function is None:
+                function = register(code)
+            if function < 0:
+                return None
+            return start(frame, function)
+
+        return on_call
+
+    def _register_code(self, code: types.CodeType) -> int:
+        file = self._file_of_filename.get(code.co_filename)
+        if file is None:
+            real = os.path.realpath(code.co_filename)
+            file = self.file_index(real) if real in self._directives_of else -1
+            self._file_of_filename[code.co_filename] = file
+        function = -1
+        if file >= 0:
+            function = len(self.functions)
+            self.functions.append([file, getattr(code, "co_qualname", code.co_name), code.co_firstlineno])
+        self._function_of_code[id(code)] = function
+        self._codes.append(code)
+        return function
+
+    def _start_call(self, frame: types.FrameType, function: int):
+        previous = frame.f_trace  # set only when this frame ran before: a resumed generator
+        if self.suppress:
+            if previous is not None:
+                frame.f_trace = previous.__self__.dormant
+            return None
+        parent = self.current
+        parent_step = parent.step if parent is not None else -1
+        call_id = len(self.calls)
+        if previous is None:
+            self.calls.append([function, parent_step])
+            values = {}
+        else:
+            resumed = previous.__self__
+            self.calls.append([function, parent_step, resumed.call_id])
+            values = resumed.values
+        directives = self.files[self.functions[function][0]].directives
+        activation = _Activation(self, call_id, parent, directives, values)
+        if previous is not None:  # the suspended line (yield, await) is still running
+            activation.step, activation.pending, resumed.pending = resumed.step, resumed.pending, None
+        self.current = activation
+        return activation.callback
+
+    def finish_line(self, activation: _Activation, frame: types.FrameType, event: str) -> None:
+        """Called at the next event of the frame after a line with a directive: the line has run,
+        unless the frame is only suspending (yield, await): then the resumed activation finishes it."""
+        directive = activation.pending
+        if directive.stepover:
+            self.suppress = False
+        if event == "return" and frame.f_code.co_code[frame.f_lasti] == _YIELD_VALUE:
+            return
+        activation.pending = None
+        for name, path in directive.inspect:
+            value = _lookup(frame, path)
+            if value is not _NOT_FOUND:
+                self._record_value(activation, name, value)
+        if self.inspect_all:
+            for name, value in list(frame.f_locals.items()):
+                if not (name.startswith("__") or isinstance(value, (types.ModuleType, types.FunctionType, type))):
+                    self._record_value(activation, name, value)
+        if directive.clear:
+            extras = _extras(self.steps[activation.step])
+            cleared = extras.setdefault("c", [])
+            for name in directive.clear:
+                activation.values.pop(name, None)
+                cleared.append(name)
+
+    def _record_value(self, activation: _Activation, name: str, value: Any) -> None:
+        try:
+            encoded = self.encoder.encode(value)
+        except Exception as error:  # the encoder is meant never to raise; a lecture must not die of it
+            encoded = {"t": "object", "cls": type(value).__qualname__, "repr": None, "error": repr(error)[:200]}
+        if activation.values.get(name, _NOT_FOUND) != encoded:
+            activation.values[name] = encoded
+            _extras(self.steps[activation.step]).setdefault("v", {})[name] = encoded
+
+    def add_output(self, key: str, text: str) -> None:
+        extras = self._current_extras()
+        if extras is not None and text:
+            extras[key] = extras.get(key, "") + text
+
+    def _current_extras(self) -> dict | None:
+        index = self.current.step if self.current is not None else len(self.steps) - 1
+        return _extras(self.steps[index]) if index >= 0 else None
+
+    # --- limits and progress ---------------------------------------------------------------
+
+    def check_limits(self) -> None:
+        """Called every CHECK_EVERY steps (and at exactly max_steps)."""
+        count = len(self.steps)
+        if self.max_steps is not None and count >= self.max_steps:
+            raise _StopTracing("max_steps", f"stopped after {count} steps (the limit set by --max-steps)")
+        elapsed = time.perf_counter() - self.started
+        if self.timeout is not None and elapsed >= self.timeout:
+            raise _StopTracing("timeout", f"stopped after {self.timeout:g} s (the limit set by --timeout), "
+                                          f"at step {count}")
+        if self.on_progress is not None:
+            self.on_progress(count, elapsed)
+        self.checkpoint = count + CHECK_EVERY
+        if self.max_steps is not None:
+            self.checkpoint = min(self.checkpoint, self.max_steps)
+
+    def _start_watchdog(self) -> threading.Timer | None:
+        """Time out even while the lecture is inside untraced code, where no step is checked."""
+        if self.timeout is None:
+            return None
+        self._watchdog_lock = threading.Lock()
+        self._watchdog_armed = True
+
+        def fire() -> None:
+            with self._watchdog_lock:
+                if self._watchdog_armed:
+                    self._watchdog_fired = True
+                    _thread.interrupt_main()
+
+        timer = threading.Timer(self.timeout + 0.5, fire)  # the step check normally fires first
+        timer.daemon = True
+        timer.start()
+        return timer
+
+    def _stop_watchdog(self, timer: threading.Timer | None) -> None:
+        if timer is None:
+            return
+        with self._watchdog_lock:
+            self._watchdog_armed = False
+        timer.cancel()
+        if self._watchdog_fired:  # its KeyboardInterrupt is on its way: take it here, not later
+            for _ in range(100):
+                time.sleep(0.01)
+
+    def _note_timeout(self) -> None:
+        self.stop_status = "timeout"
+        self.stop_message = (f"stopped after {self.timeout:g} s (the limit set by --timeout), "
+                             f"at step {len(self.steps)}")
+
+    # --- the error step --------------------------------------------------------------------
+
+    def _record_error(self, error: BaseException) -> None:
+        """Put the error on the failing line of the innermost traced frame (a final step)."""
+        site = None
+        for tb in _traceback_entries(error.__traceback__):
+            local_tracer = tb.tb_frame.f_trace
+            if getattr(local_tracer, "__self__", None).__class__ is _Activation:
+                site = (local_tracer.__self__, tb.tb_lineno)
+        info = {"type": type(error).__qualname__, "message": str(error), "traceback": _format_traceback(error)}
+        if site is None:
+            if not self.steps:
+                return
+            _extras(self.steps[-1])["x"] = info
+            return
+        activation, line = site
+        last = self.steps[-1] if self.steps else None
+        if last is not None and last[0] == activation.call_id and last[1] == line:
+            _extras(last)["x"] = info
+        else:
+            self.steps.append([activation.call_id, line, {"x": info}])
+
+    # --- output ----------------------------------------------------------------------------
+
+    def to_dict(self, header: dict) -> dict:
+        """The trace as the JSON-able dict trace/README.md describes."""
+        from cs336_lectures.rendering import highlight_lines
+
+        files = [
+            {
+                "path": file.path,
+                "source": file.source,
+                "html": highlight_lines(file.source),
+                "hidden": sorted(line for line, directive in file.directives.items() if directive.hide),
+            }
+            for file in self.files
+        ]
+        header = {**header, "num_steps": len(self.steps)}
+        return {"format": FORMAT, "version": VERSION, "header": header, "files": files,
+                "functions": self.functions, "calls": self.calls, "steps": self.steps}
+
+
+class _StepWriter(io.TextIOBase):
+    """sys.stdout / sys.stderr during a trace: text goes to the current step, nowhere else."""
+
+    def __init__(self, tracer: Tracer, key: str, original):
+        self._tracer = tracer
+        self._key = key
+        self._encoding = getattr(original, "encoding", None) or "utf-8"
+
+    @property
+    def encoding(self) -> str:
+        return self._encoding
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return False
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        self._tracer.add_output(self._key, text)
+        return len(text)
+
+
+def _extras(step: list) -> dict:
+    if len(step) == 2:
+        step.append({})
+    return step[2]
+
+
+def _lookup(frame: types.FrameType, path: tuple[str, ...]) -> Any:
+    """The value of a dotted name in the frame (locals, globals, builtins), or _NOT_FOUND."""
+    name = path[0]
+    value = frame.f_locals.get(name, _NOT_FOUND)
+    if value is _NOT_FOUND:
+        value = frame.f_globals.get(name, _NOT_FOUND)
+    if value is _NOT_FOUND:
+        value = getattr(builtins, name, _NOT_FOUND)
+    for attribute in path[1:]:
+        if value is _NOT_FOUND:
+            break
+        try:
+            value = getattr(value, attribute)
+        except Exception:  # a property may raise anything; an unreadable value is just absent
+            value = _NOT_FOUND
+    return value
+
+
+def _traceback_entries(tb: types.TracebackType | None) -> Iterator[types.TracebackType]:
+    while tb is not None:
+        yield tb
+        tb = tb.tb_next
+
+
+def _format_traceback(error: BaseException) -> str:
+    """The traceback as Python prints it, minus the tracer's own frames at the top."""
+    tb = error.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(error), error, tb))
+
+
+def _display_path(path: str) -> str:
+    try:
+        return str(Path(path).relative_to(Path.cwd()))
+    except ValueError:
+        return path
+
+
+# --- tracing one lecture file ------------------------------------------------------------------
+
+
+def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
+                  trace_modules: tuple[str, ...] = (), inspect_all: bool = False,
+                  max_steps: int | None = None, timeout: float | None = None, seed: int = 0,
+                  quiet: bool = False, command: tuple[str, ...] = ()) -> TraceResult:
+    """Trace `path` (its main(), a section, or its top level) into `<output_dir>/<stem>[.<section>].json`.
+
+    Raises LectureError when the lecture cannot be started at all.
+    """
+    source, entry = _check_lecture(path, section)
+    traced = [path.resolve(), *_module_files(trace_modules)]
+    title = path.stem if section is None else f"{path.stem}.{section}"
+    from cs336_lectures.assets import AssetStore
+
+    with _progress_display(title, quiet) as on_progress:
+        tracer = Tracer(traced, assets=AssetStore(output_dir / "assets", Path("var/files")),
+                        inspect_all=inspect_all, max_steps=max_steps, timeout=timeout,
+                        on_progress=on_progress)
+        seed_everything(seed)
+        created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        with _lecture_module(path) as (module, load):
+            if entry == "<module>":
+                failure = tracer.run(load)
+            else:
+                _import_untraced(path, load)
+                failure = tracer.run(getattr(module, entry))
+
+    header = {"title": title, "source": str(path), "entry": entry, "created": created,
+              "elapsed_s": round(tracer.elapsed_s, 3), **environment(), "command": list(command),
+              "seed": seed, "status": "ok"}
+    message = None
+    if failure is not None:
+        header["status"] = "error"
+        message = _one_line(failure, tracer)
+    elif tracer.stop_status is not None:
+        header["status"] = tracer.stop_status
+        message = tracer.stop_message
+    if message is not None:
+        header["message"] = message
+    out_path = output_dir / f"{title}.json"
+    write_trace(tracer.to_dict(header), out_path)
+    return TraceResult(out_path, header["status"], len(tracer.steps), header["elapsed_s"], message)
+
+
+def _check_lecture(path: Path, section: str | None) -> tuple[str, str]:
+    """The lecture's source and the entry to trace; LectureError for what cannot run."""
+    if not path.exists():
+        raise LectureError(f"{path}: no such file")
+    if not path.is_file():
+        raise LectureError(f"{path}: not a file")
+    try:
+        source = path.read_text(encoding="utf-8")
+        tree = ast.parse(source, filename=str(path))
+    except SyntaxError as error:
+        raise LectureError(f"{path}:{error.lineno}: syntax error: {error.msg}") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise LectureError(f"{path}: cannot read: {error}") from None
+    functions = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    if section is not None:
+        if section not in functions:
+            known = ", ".join(sorted(functions)) or "none"
+            raise LectureError(f"{path}: no top-level function {section!r} to trace (functions: {known})")
+        return source, section
+    return source, "main" if "main" in functions else "<module>"
+
+
+def _module_files(names: tuple[str, ...]) -> list[Path]:
+    """The source files of the modules named by --trace-module (every file of a package)."""
+    files: list[Path] = []
+    for name in names:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError) as error:
+            raise LectureError(f"--trace-module {name}: {error}") from None
+        if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+            raise LectureError(f"--trace-module {name}: no Python source file for this module")
+        if spec.submodule_search_locations:
+            for folder in spec.submodule_search_locations:
+                files.extend(sorted(Path(folder).rglob("*.py")))
+        else:
+            files.append(Path(spec.origin))
+    return files
+
+
+@contextmanager
+def _lecture_module(path: Path) -> Iterator[tuple[types.ModuleType, Callable[[], None]]]:
+    """A fresh module named after the file's stem, its folder first on sys.path, removed after."""
+    folder = str(path.resolve().parent)
+    spec = importlib.util.spec_from_file_location(path.stem, path.resolve())
+    module = importlib.util.module_from_spec(spec)
+    saved = sys.modules.get(path.stem)
+    sys.modules[path.stem] = module
+    sys.path.insert(0, folder)
+    try:
+        yield module, lambda: spec.loader.exec_module(module)
+    finally:
+        if folder in sys.path:
+            sys.path.remove(folder)
+        if saved is not None:
+            sys.modules[path.stem] = saved
+        elif sys.modules.get(path.stem) is module:
+            del sys.modules[path.stem]
+
+
+def _import_untraced(path: Path, load: Callable[[], None]) -> None:
+    try:
+        load()
+    except Exception as error:
+        line = _lecture_line(path, error)
+        where = f"{path}:{line}" if line else str(path)
+        raise LectureError(f"{where}: import failed: {type(error).__name__}: {error}") from None
+
+
+def _lecture_line(path: Path, error: BaseException) -> int | None:
+    """The last line of `path` in the error's traceback (where the lecture went wrong)."""
+    real = os.path.realpath(path)
+    line = None
+    for tb in _traceback_entries(error.__traceback__):
+        if os.path.realpath(tb.tb_frame.f_code.co_filename) == real:
+            line = tb.tb_lineno
+    return line
+
+
+def _one_line(error: BaseException, tracer: Tracer) -> str:
+    where = ""
+    last = tracer.steps[-1] if tracer.steps else None
+    if last is not None and len(last) > 2 and "x" in last[2]:
+        file = tracer.files[tracer.functions[tracer.calls[last[0]][0]][0]].path
+        where = f" ({file}:{last[1]})"
+    message = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {message[0] if message else ''}{where}"
+
+
+def seed_everything(seed: int) -> None:
+    """Seed random, numpy and torch so that a lecture traces the same way every time."""
+    random.seed(seed)
+    try:
+        import numpy
+    except ImportError:
+        pass
+    else:
+        numpy.random.seed(seed)
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.manual_seed(seed)
+
+
+def environment() -> dict:
+    """The header fields saying what the trace ran on."""
+    try:
+        import torch
+    except ImportError:
+        torch_version, device = "not installed", "cpu"
+    else:
+        torch_version = torch.__version__
+        device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
+    return {"python": platform.python_version(), "torch": torch_version, "platform": platform.platform(),
+            "device": device}
+
+
+@contextmanager
+def _progress_display(title: str, quiet: bool) -> Iterator[Callable[[int, float], None] | None]:
+    """A rich spinner with the step count and elapsed time, on the real stderr, a few frames a second."""
+    if quiet:
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    console = Console(file=sys.stderr)
+    progress = Progress(SpinnerColumn(), TextColumn("tracing {task.description}"),
+                        TextColumn("{task.completed} steps"), TimeElapsedColumn(),
+                        console=console, transient=True, refresh_per_second=4,
+                        redirect_stdout=False, redirect_stderr=False)
+    task = progress.add_task(title, total=None)
+    with progress:
+        yield lambda steps, elapsed: progress.update(task, completed=steps)

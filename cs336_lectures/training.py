@@ -1,0 +1,164 @@
+"""The training loop, its reproducibility and its checkpoints, with optional mixed precision.
+
+One step: forward pass (loss), backward pass (gradients), optimizer step, gradients cleared.
+Around it, three habits of a careful run:
+- seed every source of randomness (torch, numpy, Python) so a run can be repeated exactly;
+- save checkpoints holding everything the next step depends on: weights, optimizer state,
+  the iteration and the random generators' states, so a resumed run continues exactly as if
+  it had never stopped (bit for bit on a CPU);
+- mixed precision: matmuls in bfloat16 under torch.autocast, while parameters, gradients and
+  optimizer state stay float32, where small updates accumulate without being rounded away.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from jaxtyping import Float
+from torch import nn
+
+from cs336_lectures.accounting import get_device
+from cs336_lectures.models import Cruncher
+from cs336_lectures.optimizers import SGD
+
+CHECKPOINT_FORMAT = "cs336-lectures-checkpoint"
+
+Batch = tuple[Float[torch.Tensor, "batch dim"], Float[torch.Tensor, " batch"]]
+
+
+def set_seed(seed: int) -> None:
+    """Seed torch (CPU and every GPU), numpy's global generator and Python's `random`."""
+    torch.manual_seed(seed)
+    np.random.seed(seed)
+    random.seed(seed)
+
+
+def regression_task(dim: int, device: torch.device | str = "cpu") -> Callable[[int], Batch]:
+    """A get_batch(batch_size) -> (x, y) with x ~ N(0, 1) (batch_size, dim), y = x @ (0, ..., dim-1).
+
+    Draws from torch's global generator, so set_seed (and a checkpoint) governs the data too.
+    """
+    true_weights = torch.arange(dim, dtype=torch.float32)
+
+    def get_batch(batch_size: int) -> Batch:
+        x = torch.randn(batch_size, dim)
+        return x.to(device), (x @ true_weights).to(device)
+
+    return get_batch
+
+
+def train_steps(model: nn.Module, optimizer: torch.optim.Optimizer,
+                get_batch: Callable[[int], Batch], batch_size: int, num_steps: int,
+                mixed_precision: bool = False) -> list[float]:
+    """Run `num_steps` steps of mean-squared-error regression; return the loss of each step.
+
+    With mixed_precision the forward pass runs under torch.autocast in bfloat16 (on the
+    model's device, CPU or CUDA); the backward pass and the update stay in float32.
+    """
+    device = next(model.parameters()).device
+    losses = []
+    for _ in range(num_steps):
+        x, y = get_batch(batch_size)
+        x, y = x.to(device), y.to(device)
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=mixed_precision):
+            predictions = model(x)
+        # The loss is a reduction, computed in float32 whatever precision the matmuls used.
+        loss = F.mse_loss(predictions.float(), y.float())
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        losses.append(loss.item())
+    return losses
+
+
+def train(get_batch: Callable[[int], Batch], dim: int, num_layers: int, batch_size: int,
+          num_train_steps: int, lr: float,
+          optimizer_class: type[torch.optim.Optimizer] = SGD, seed: int = 0,
+          device: torch.device | str | None = None, mixed_precision: bool = False) -> list[float]:
+    """Train a fresh Cruncher(dim, num_layers) with optimizer_class(lr=lr); return the losses.
+
+    train(regression_task(16), dim=16, num_layers=0, batch_size=4, num_train_steps=10, lr=0.01)
+    Every argument is used; the same arguments give the same losses.
+    """
+    set_seed(seed)
+    device = get_device() if device is None else torch.device(device)
+    model = Cruncher(dim=dim, num_layers=num_layers).to(device)
+    optimizer = optimizer_class(model.parameters(), lr=lr)
+    return train_steps(model, optimizer, get_batch, batch_size, num_train_steps, mixed_precision)
+
+
+def _rng_states() -> dict:
+    # Stored as tensors and plain Python values so torch.load(weights_only=True) accepts them.
+    _, keys, position, has_gauss, cached_gaussian = np.random.get_state()
+    return {
+        "torch": torch.get_rng_state(),
+        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+        "numpy": {"keys": torch.from_numpy(keys.astype(np.int64)), "position": int(position),
+                  "has_gauss": int(has_gauss), "cached_gaussian": float(cached_gaussian)},
+        "python": random.getstate(),
+    }
+
+
+def _restore_rng_states(states: dict) -> None:
+    torch.set_rng_state(states["torch"])
+    if states["cuda"] and torch.cuda.is_available():
+        if len(states["cuda"]) != torch.cuda.device_count():
+            raise ValueError(f"checkpoint holds RNG states for {len(states['cuda'])} GPUs, "
+                             f"this machine has {torch.cuda.device_count()}")
+        torch.cuda.set_rng_state_all(states["cuda"])
+    numpy_state = states["numpy"]
+    np.random.set_state(("MT19937", numpy_state["keys"].numpy().astype(np.uint32),
+                         numpy_state["position"], numpy_state["has_gauss"],
+                         numpy_state["cached_gaussian"]))
+    version, internal_state, gauss_next = states["python"]
+    random.setstate((version, tuple(internal_state), gauss_next))
+
+
+def save_checkpoint(model: nn.Module, optimizer: torch.optim.Optimizer, iteration: int,
+                    out: str | os.PathLike | BinaryIO) -> None:
+    """Save model, optimizer, iteration and RNG states to a path (atomically) or a binary file."""
+    if isinstance(iteration, bool) or not isinstance(iteration, int) or iteration < 0:
+        raise ValueError(f"iteration must be a non-negative int, got {iteration!r}")
+    checkpoint = {
+        "format": CHECKPOINT_FORMAT,
+        "model": model.state_dict(),
+        "optimizer": optimizer.state_dict(),
+        "iteration": iteration,
+        "rng": _rng_states(),
+    }
+    if not isinstance(out, (str, os.PathLike)):
+        torch.save(checkpoint, out)
+        return
+    path = Path(out)
+    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as file:
+            torch.save(checkpoint, file)
+        os.replace(temp_name, path)
+    except BaseException:
+        os.unlink(temp_name)
+        raise
+
+
+def load_checkpoint(src: str | os.PathLike | BinaryIO, model: nn.Module,
+                    optimizer: torch.optim.Optimizer) -> int:
+    """Restore what save_checkpoint stored into `model` and `optimizer`; return the iteration.
+
+    The random generators are restored too, so the next batch is the one an uninterrupted
+    run would have drawn.
+    """
+    checkpoint = torch.load(src, map_location="cpu", weights_only=True)
+    if not isinstance(checkpoint, dict) or checkpoint.get("format") != CHECKPOINT_FORMAT:
+        raise ValueError(f"{src!r} is not a checkpoint written by save_checkpoint")
+    model.load_state_dict(checkpoint["model"])
+    optimizer.load_state_dict(checkpoint["optimizer"])
+    _restore_rng_states(checkpoint["rng"])
+    return checkpoint["iteration"]

@@ -1,0 +1,990 @@
+"""CS336 lecture 1: why build language models from scratch, and tokenization.
+
+An executable lecture: `cs336-lectures trace lectures/lecture_01.py` runs `main()` and the
+viewer shows each line with what it put on the page and the values marked `@inspect`.
+The tokenizers themselves live in `cs336_lectures.tokenization`; the lecture calls them and
+links to their source.
+"""
+
+from collections import Counter
+from dataclasses import dataclass
+
+import regex
+from matplotlib.figure import Figure
+
+from cs336_lectures import Reference, link, plot, text
+from cs336_lectures.tokenization import (
+    GPT2_TOKENIZER_REGEX,
+    BPETokenizer,
+    BPETokenizerParams,
+    ByteTokenizer,
+    CharacterTokenizer,
+    SimpleBPETokenizer,
+    Tokenizer,
+    get_compression_ratio,
+    get_gpt2_tokenizer,
+    gpt2_files,
+    merge,
+    train_bpe,
+    train_simple_bpe,
+)
+
+
+def main():
+    welcome()
+    why_this_course()
+    industrialization()
+    what_small_models_teach()
+    bitter_lesson()
+    current_landscape()
+    executable_lectures()
+    course_logistics()
+    course_map()
+    basics()
+    systems()
+    scaling_laws()
+    data()
+    alignment()
+    efficiency_drives_design()
+
+    tokenization_intro()
+    tokenization_examples()
+    character_tokenizer()
+    byte_tokenizer()
+    word_tokenizer()
+    bpe_history()
+    bpe_training()
+    bpe_encoding()
+    assignment_1_tokenizer()
+    tokenization_summary()
+
+    exercise_bpe_on_russian()
+    exercise_compression_russian_vs_english()
+
+
+# ---------------------------------------------------------------------------------------
+# Part 1: the course
+
+
+def welcome():
+    text("# CS336: Language Models from Scratch (spring 2025)")
+    text("Lecture 1: why we build language models from the ground up, and tokenization.")
+    text("This is the second offering of the course; the Stanford cohort grew by half, "
+         "and the lectures go on YouTube for everyone.")
+    link(course_website)
+
+
+def why_this_course():
+    text("## Why this course exists")
+    text("The original lecture opened by asking GPT-4o why one should teach such a course. "
+         "Its one-sentence answer: it gives a deep understanding of the methods, encourages "
+         "new ideas and lets people adapt models to their own tasks and domains.")
+    link(gpt4_report)
+
+    text("The real worry: researchers are drifting away from the technology they build on.")
+    text("- About 8 years ago, researchers implemented and trained their own models.")
+    text("- About 6 years ago, they downloaded a model such as BERT and fine-tuned it.")
+    text("- Today, many prompt a proprietary model (GPT-4, Claude, Gemini) and stop there.")
+    text("Each layer of abstraction makes people more productive, but:")
+    text("- these abstractions leak, unlike a programming language or an operating system;")
+    text("- fundamental research still needs someone who can take the whole stack apart.")
+    text("So the course teaches **understanding through building**. One catch follows.")
+
+
+def industrialization():
+    text("## Language models have been industrialized")
+    text("The frontier is expensive (all figures below are rumours or announcements):")
+    gpt4_parameters = 1.8e12  # @inspect gpt4_parameters
+    gpt4_weights_tb = gpt4_parameters * 2 / 1e12  # @inspect gpt4_weights_tb
+    text("- GPT-4 is rumoured to have 1.8 trillion parameters: in bfloat16 (2 bytes each) "
+         "its weights alone would fill 3.6 TB.")
+    link(gpt4_size_article)
+    text("- Training GPT-4 is said to have cost $100 million.")
+    link(gpt4_cost_article)
+    text("- xAI is building a cluster of 200,000 H100s to train Grok.")
+    link(xai_cluster_article)
+    stargate_per_year = 500e9 / 4  # @inspect stargate_per_year
+    text("- Stargate (OpenAI, NVIDIA, Oracle) plans $500 billion over 4 years, "
+         "$125 billion a year.")
+    link(stargate_announcement)
+    text("And nothing public says how frontier models are built: the GPT-4 report declines to "
+         "give the architecture, model size, hardware, compute, data or training method, "
+         "citing competition and safety.")
+    link(gpt4_report)
+
+
+def what_small_models_teach():
+    text("## More is different")
+    text("Frontier models are out of reach here. The models we can afford (under 1B "
+         "parameters) may not behave like the big ones.")
+    text("Example 1: the share of FLOPs spent on attention versus the MLP shifts with scale "
+         "(Stephen Roller made this point with a plot; here is ours, from the standard "
+         "per-token FLOP counts of a GPT-3-shaped layer with a 2048-token context).")
+    context_length = 2048
+    d_models = [768, 1024, 1536, 2048, 2560, 4096, 5120, 12288]  # the GPT-3 family, 125M..175B
+    attention_share = [attention_flops_share(d, context_length) for d in d_models]  # @inspect attention_share @stepover
+    plot(attention_share_figure(d_models, attention_share))  # @stepover
+    text("The quadratic attention part is about a third of a layer's FLOPs at 125M "
+         "parameters and under 3% at 175B: optimizing attention matters a lot for small "
+         "models and much less for big ones.")
+
+    text("Example 2: some abilities emerge only beyond a certain scale: accuracy stays near "
+         "chance and then climbs sharply once the training compute passes a threshold.")
+    link(emergent_abilities)
+
+    text("### What transfers to frontier models?")
+    text("Three kinds of knowledge:")
+    text("- **Mechanics**: how things work (what a Transformer is, how model parallelism "
+         "uses GPUs).")
+    text("- **Mindset**: squeeze the most out of the hardware, take scale seriously "
+         "(scaling laws).")
+    text("- **Intuitions**: which data and modeling decisions give good accuracy.")
+    text("We can teach mechanics and mindset, because they transfer. Intuitions only "
+         "partly: they do not necessarily carry across scales.")
+    text("Some design decisions cannot (yet) be justified at all; they simply won in "
+         "experiments. The paper that introduced SwiGLU ends by admitting it offers no "
+         "explanation and credits the result to divine benevolence.")
+    link(glu_variants)
+
+
+def bitter_lesson():
+    text("## The bitter lesson, read correctly")
+    link(bitter_lesson_essay)
+    text("- Wrong reading: only scale matters, algorithms do not.")
+    text("- Right reading: what matters is algorithms that scale.")
+    text("$$\\text{accuracy} = \\text{efficiency} \\times \\text{resources}$$")
+    text("At large scale efficiency matters even more: nobody can afford waste there. "
+         "Algorithmic efficiency on ImageNet improved 44x from 2012 to 2019.")
+    link(algorithmic_efficiency)
+    yearly_gain = 44 ** (1 / 7)  # @inspect yearly_gain
+    text("That is a factor of about 1.7 every year, from algorithms alone.")
+    text("The framing for the whole course: **given a compute and data budget, what is the "
+         "best model one can build?** In other words, maximize efficiency.")
+
+
+def current_landscape():
+    text("## How we got here")
+    text("### Before neural networks (before the 2010s)")
+    text("- A language model to measure the entropy of English (Shannon).")
+    link(shannon1950)
+    text("- Lots of work on n-gram models for translation and speech recognition.")
+    link(brants2007)
+
+    text("### Neural ingredients (2010s)")
+    text("- The first neural language model.")
+    link(bengio2003)
+    text("- Sequence-to-sequence modeling, for translation.")
+    link(sutskever2014)
+    text("- The Adam optimizer.")
+    link(adam2014)
+    text("- Attention, for translation.")
+    link(bahdanau2014)
+    text("- The Transformer, for translation.")
+    link(transformer2017)
+    text("- Mixture of experts.")
+    link(moe2017)
+    text("- Model parallelism.")
+    link(gpipe2018)
+    link(zero2019)
+    link(megatron2019)
+
+    text("### Early foundation models (late 2010s)")
+    text("- ELMo: pretrain an LSTM, then fine-tuning helps downstream tasks.")
+    link(elmo2018)
+    text("- BERT: the same recipe with a Transformer.")
+    link(bert2018)
+    text("- Google's T5 (11B): cast every task as text to text.")
+    link(t5_2019)
+
+    text("### Betting on scale, and closing up")
+    text("- OpenAI's GPT-2 (1.5B): fluent text, first signs of zero-shot ability, "
+         "released in stages.")
+    link(gpt2_2019)
+    text("- Scaling laws: scale becomes predictable, and hopeful.")
+    link(kaplan2020)
+    text("- OpenAI's GPT-3 (175B): in-context learning; closed.")
+    link(gpt3_2020)
+    text("- Google's PaLM (540B): huge, and undertrained.")
+    link(palm2022)
+    text("- DeepMind's Chinchilla (70B): compute-optimal scaling laws.")
+    link(chinchilla2022)
+
+    text("### Open models")
+    text("- EleutherAI's open data set (The Pile) and model (GPT-J).")
+    link(the_pile)
+    link(gpt_j)
+    text("- Meta's OPT (175B): a GPT-3 replication that hit many hardware problems.")
+    link(opt2022)
+    text("- BLOOM from Hugging Face and BigScience: careful about data provenance.")
+    link(bloom2022)
+    text("- Meta's Llama models, Alibaba's Qwen, DeepSeek's models, AI2's OLMo.")
+    link(llama2023)
+    link(llama2_2023)
+    link(llama3_2024)
+    link(qwen25_2024)
+    link(deepseek_llm_2024)
+    link(deepseek_v2_2024)
+    link(deepseek_v3_2024)
+    link(olmo2024)
+    link(olmo2_2024)
+
+    text("### Levels of openness")
+    text("- **Closed** (e.g. GPT-4o): an API and nothing else.")
+    text("- **Open weights** (e.g. DeepSeek): weights, a paper on the architecture, some "
+         "training details, nothing about the data.")
+    text("- **Open source** (e.g. OLMo): weights and data, and a paper with most details "
+         "(though rarely the reasons behind them or the failed experiments).")
+    text("Frontier models in spring 2025: OpenAI's o3, Anthropic's Claude Sonnet 3.7, xAI's "
+         "Grok 3, Google's Gemini 2.5, Meta's Llama 3.3, DeepSeek's r1, Alibaba's Qwen 2.5 "
+         "Max, Tencent's Hunyuan-T1.")
+
+
+def executable_lectures():
+    text("## What this program is")
+    text("An *executable lecture*: running the program is giving the lecture. You can read "
+         "and run the code (everything is code!), step through it, and watch values change:")
+    total = 0  # @inspect total
+    for x in [1, 2, 3]:  # @inspect x
+        total += x  # @inspect total
+    text("Headings give the lecture a structure you can navigate, and links jump straight "
+         "into the implementation of a concept, for example the BPE tokenizer used below:")
+    link(BPETokenizer)
+
+
+def course_logistics():
+    text("## Logistics")
+    text("Everything (lectures, assignments) is public, so the course can be followed on "
+         "one's own; the recordings go on YouTube after a delay.")
+    text("It is a 5-unit course, and heavy: one student in 2024 reported that the first "
+         "assignment alone matched all five CS 224n assignments plus the final project.")
+    text("Take it if you need to understand how things work and want to build research "
+         "engineering muscle. Skip it if you want to do research this term, want the "
+         "newest techniques (multimodality, RAG...), or just want good results in an "
+         "applied domain (prompt or fine-tune an existing model instead).")
+    text("Compute is donated by Together AI. Start assignments early: the cluster fills up "
+         "before deadlines.")
+    text("AI coding tools (Copilot, Cursor...) can take the learning away from you; use "
+         "them at your own risk.")
+
+
+def course_map():
+    text("## It is all about efficiency")
+    text("Resources: data and hardware (compute, memory, communication bandwidth). How do "
+         "you train the best model with a fixed set of them? For example: a Common Crawl "
+         "dump and 32 H100s for two weeks; what do you do?")
+    text("Design decisions run all the way down the pipeline: data processing and "
+         "filtering, tokenization, architecture, training, alignment.")
+    text("## The course in five units")
+    text("1. **Basics**: a working version of the whole pipeline.")
+    text("2. **Systems**: the most out of the hardware.")
+    text("3. **Scaling laws**: small experiments that predict large ones.")
+    text("4. **Data**: what the model should learn from.")
+    text("5. **Alignment**: turning a base model into a useful one.")
+    text("There are 5 assignments, one per unit. No scaffolding code, but unit tests and "
+         "adapter interfaces check correctness; develop locally, then benchmark (accuracy "
+         "and speed) on the cluster. Some have a leaderboard.")
+
+
+def basics():
+    text("## Unit 1: basics")
+    text("Goal: get a basic version of the full pipeline working: tokenization, model "
+         "architecture, training.")
+    text("**Tokenization** converts strings to sequences of integers and back. Intuition: "
+         "break the string into popular pieces. This course uses byte-pair encoding (BPE).")
+    link(sennrich2016)
+    text("Tokenizer-free approaches work on raw bytes; promising, but not yet at the "
+         "frontier.")
+    link(byt5)
+    link(megabyte)
+    link(blt)
+    link(tfree)
+    text("**Architecture** starts from the original Transformer, with variants:")
+    text("- activation functions: ReLU, SwiGLU;")
+    link(glu_variants)
+    text("- positional encodings: sinusoidal, RoPE;")
+    link(roformer)
+    text("- normalization: LayerNorm, RMSNorm, and where it goes (pre-norm vs post-norm);")
+    link(layernorm)
+    link(rmsnorm)
+    link(prenorm)
+    text("- MLP: dense or mixture of experts;")
+    link(moe2017)
+    text("- attention: full, sliding window, linear; with fewer heads for keys and values "
+         "(GQA) or compressed (MLA);")
+    link(mistral7b)
+    link(linear_attention)
+    link(gqa)
+    link(deepseek_v2_2024)
+    text("- state-space models such as Hyena.")
+    link(hyena)
+    text("**Training**: optimizer (AdamW, Muon, SOAP), learning rate schedule (cosine, "
+         "WSD), batch size (the critical batch size), regularization (dropout, weight "
+         "decay), hyperparameters (number of heads, hidden size) chosen by grid search.")
+    link(adamw)
+    link(muon)
+    link(soap)
+    link(large_batch)
+    text("**Assignment 1**: implement a BPE tokenizer, a Transformer, cross-entropy, AdamW "
+         "and a training loop; train on TinyStories and OpenWebText; leaderboard: lowest "
+         "OpenWebText perplexity in 90 minutes on one H100.")
+    link(assignment1)
+    link(tinystories)
+
+
+def systems():
+    text("## Unit 2: systems")
+    text("Goal: squeeze the most out of the hardware, through kernels, parallelism and "
+         "inference.")
+    text("**Kernels.** A GPU such as the A100 has a big, slow memory (DRAM) and a small, "
+         "fast one (SRAM) beside the compute units: picture a warehouse, a factory, and a "
+         "road between them. The trick is to organize computation to keep the GPU busy "
+         "while moving as little data as possible. Kernels are written in CUDA, Triton, "
+         "CUTLASS or ThunderKittens.")
+    text("**Parallelism.** With several GPUs (say 8 A100s), moving data between them is "
+         "slower still, and the same principle holds. Collective operations (gather, "
+         "reduce, all-reduce) move data; parameters, activations, gradients and optimizer "
+         "state are sharded across GPUs; computation is split by data, tensor, pipeline or "
+         "sequence parallelism.")
+    text("**Inference** generates tokens from a prompt; it is needed to use a model at all, "
+         "and also for reinforcement learning, test-time compute and evaluation. Worldwide, "
+         "inference compute (paid on every use) exceeds training compute (paid once).")
+    text("It has two phases: **prefill** processes the given prompt tokens all at once, like "
+         "training, and is compute-bound; **decode** produces one token at a time and is "
+         "memory-bound.")
+    text("Faster decoding: a cheaper model (pruning, quantization, distillation); "
+         "speculative decoding (a small draft model proposes several tokens and the full "
+         "model checks them in parallel, so the result is exact); systems tricks such as the "
+         "KV cache and batching.")
+    text("**Assignment 2**: a fused RMSNorm kernel in Triton, distributed data-parallel "
+         "training, optimizer state sharding, benchmarking and profiling.")
+
+
+def scaling_laws():
+    text("## Unit 3: scaling laws")
+    text("Goal: run experiments at small scale and predict hyperparameters and loss at "
+         "large scale.")
+    text("Question: with a FLOP budget $C$, should one train a bigger model ($N$ "
+         "parameters) or on more tokens ($D$)? Compute-optimal scaling laws answer it.")
+    link(kaplan2020)
+    link(chinchilla2022)
+    text("The short version: $D^* = 20 N^*$.")
+    chinchilla_params = 1.4e9
+    chinchilla_tokens = 20 * chinchilla_params  # @inspect chinchilla_tokens
+    text("A 1.4B-parameter model should see 28B tokens. This ignores the cost of "
+         "inference, which favours smaller models trained longer.")
+    text("**Assignment 3**: we provide a training API (hyperparameters in, loss out) built "
+         "from earlier runs; you submit runs within a FLOP budget, fit a scaling law, and "
+         "predict the best hyperparameters at scale; leaderboard: lowest loss for the "
+         "budget.")
+
+
+def data():
+    text("## Unit 4: data")
+    text("Question: what should the model be able to do? Many languages? Code? Math?")
+    link(the_pile)
+    text("**Evaluation**: perplexity (the textbook measure); standardized tests (MMLU, "
+         "HellaSwag, GSM8K); instruction following (AlpacaEval, IFEval, WildBench); "
+         "test-time compute (chain of thought, ensembling); LM-as-a-judge for generative "
+         "tasks; whole systems (RAG, agents).")
+    link(mmlu)
+    link(hellaswag)
+    link(gsm8k)
+    link(alpacaeval)
+    link(ifeval)
+    link(wildbench)
+    text("**Curation**: data does not fall from the sky. A random sample of Common Crawl "
+         "is mostly a wasteland (the original lecture showed ten documents) and needs heavy "
+         "processing. Sources: web pages, books, arXiv papers, GitHub code. Training on "
+         "copyrighted data leans on fair use, or data gets licensed (Google pays Reddit). "
+         "It comes as HTML, PDFs and directories, not text.")
+    link(fair_use)
+    text("**Processing**: transform (HTML or PDF to text, keeping content and some "
+         "structure); filter (keep high quality, drop harmful content, with classifiers); "
+         "deduplicate (saves compute, avoids memorization; Bloom filters, MinHash).")
+    text("**Assignment 4**: convert Common Crawl HTML to text, train quality and toxicity "
+         "classifiers, deduplicate with MinHash; leaderboard: lowest perplexity for a token "
+         "budget.")
+
+
+@dataclass(frozen=True)
+class Turn:
+    role: str  # "system", "user" or "assistant"
+    content: str
+
+
+@dataclass(frozen=True)
+class ChatExample:
+    turns: list[Turn]
+
+
+@dataclass(frozen=True)
+class PreferenceExample:
+    history: list[Turn]
+    response_a: str
+    response_b: str
+    chosen: str  # "a" or "b"
+
+
+def alignment():
+    text("## Unit 5: alignment")
+    text("A base model is raw potential: very good at continuing text. Alignment makes it "
+         "useful: it follows instructions, has a chosen style (format, length, tone), and "
+         "is safe (it refuses harmful requests).")
+    text("### Phase 1: supervised fine-tuning (SFT) on (prompt, response) pairs")
+    sft_data = [  # @inspect sft_data
+        ChatExample(turns=[
+            Turn(role="system", content="You are a helpful assistant."),
+            Turn(role="user", content="What is 1 + 1?"),
+            Turn(role="assistant", content="The answer is 2."),
+        ]),
+    ]
+    text("Such data is often written by people. The base model already has the skills; a "
+         "few examples are enough to bring them out. SFT maximizes "
+         "$p(\\text{response} \\mid \\text{prompt})$.")
+    link(lima)
+    text("### Phase 2: learning from feedback, without expensive annotation")
+    text("Preference data: the model writes two responses, a person says which is better.")
+    preference_data = [  # @inspect preference_data
+        PreferenceExample(
+            history=[
+                Turn(role="system", content="You are a helpful assistant."),
+                Turn(role="user", content="What is the best way to train a language model?"),
+            ],
+            response_a="You should use a large dataset and train for a long time.",
+            response_b="You should use a small dataset and train for a short time.",
+            chosen="a",
+        ),
+    ]
+    text("Verifiers: formal ones (for code and math) or learned ones (LM-as-a-judge).")
+    text("Algorithms: PPO from reinforcement learning; DPO, simpler, for preference data; "
+         "GRPO, which drops the value function.")
+    link(ppo)
+    link(instructgpt)
+    link(dpo)
+    link(deepseekmath)
+    text("**Assignment 5**: implement SFT, DPO and GRPO.")
+
+
+def efficiency_drives_design():
+    text("## Efficiency drives design decisions")
+    text("Today we are compute-bound, so design squeezes the most out of the hardware:")
+    text("- Data processing: don't spend precious compute on bad or irrelevant data.")
+    text("- Tokenization: raw bytes are elegant but too expensive with today's "
+         "architectures.")
+    text("- Architecture: many changes save memory or FLOPs (shared KV caches, sliding "
+         "window attention).")
+    text("- Training: a single epoch is enough.")
+    text("- Scaling laws: tune hyperparameters on small models, with less compute.")
+    text("- Alignment: tuning a model to the use case lets a smaller base model do.")
+    text("Tomorrow we will be data-bound...")
+
+
+# ---------------------------------------------------------------------------------------
+# Part 2: tokenization
+
+
+def tokenization_intro():
+    text("# Tokenization")
+    text("This part follows Andrej Karpathy's video on tokenization; watch it.")
+    link(karpathy_tokenization_video)
+    text("Raw text is a Unicode string:")
+    string = "Hello, 🌍! Привет!"  # @inspect string
+    text("A language model is a probability distribution over sequences of tokens, usually "
+         "integer indices:")
+    indices = [15496, 11, 995, 0]  # @inspect indices
+    text("So we need to **encode** strings into tokens and **decode** tokens back into "
+         "strings. A tokenizer is anything with those two methods:")
+    link(Tokenizer)
+    text("The **vocabulary size** is the number of possible tokens (integers).")
+
+
+def tokenization_examples():
+    text("## Tokenization in practice")
+    text("Play with an interactive tokenizer to get a feel for it.")
+    link(tiktokenizer_app)
+    text("Things to notice:")
+    text("- A word and the space before it are one token (e.g. \" world\").")
+    text("- The same word at the start and in the middle of text is tokenized differently "
+         "(e.g. \"hello hello\").")
+    text("- Numbers are split into chunks of a few digits.")
+    text("Here is OpenAI's GPT-2 tokenizer (tiktoken):")
+    link(tiktoken_repo)
+    tokenizer = load_gpt2_tokenizer()
+    if tokenizer is None:
+        return
+    string = "Hello, 🌍! Привет!"  # @inspect string
+    gpt2_indices = tokenizer.encode(string)  # @inspect gpt2_indices
+    reconstructed_string = tokenizer.decode(gpt2_indices)  # @inspect reconstructed_string
+    assert reconstructed_string == string
+    text("How good is a tokenizer? Its **compression ratio** is the number of UTF-8 bytes "
+         "per token:")
+    link(get_compression_ratio)
+    gpt2_compression_ratio = get_compression_ratio(string, gpt2_indices)  # @inspect gpt2_compression_ratio
+    text("26 bytes in 14 tokens. \"Hello\", \",\" and \"!\" are single tokens; the emoji "
+         "takes three and each Cyrillic letter one or two.")
+    hello_hello = tokenizer.encode("hello hello")  # @inspect hello_hello
+    number = tokenizer.encode("1234567")  # @inspect number
+
+
+def character_tokenizer():
+    text("## Character-based tokenization")
+    text("A Unicode string is a sequence of characters, and each character has an integer "
+         "code point: `ord` maps one way, `chr` the other.")
+    a_code_point = ord("a")  # @inspect a_code_point
+    earth_code_point = ord("🌍")  # @inspect earth_code_point
+    assert chr(a_code_point) == "a" and chr(earth_code_point) == "🌍"
+    link(CharacterTokenizer)
+    tokenizer = CharacterTokenizer()
+    string = "Hello, 🌍! Привет!"  # @inspect string
+    character_indices = tokenizer.encode(string)  # @inspect character_indices
+    assert tokenizer.decode(character_indices) == string
+    character_vocabulary_size = max(character_indices) + 1  # @inspect character_vocabulary_size
+    text("That is only a lower bound on the vocabulary: Unicode has about 150,000 "
+         "characters.")
+    link(unicode_characters)
+    character_compression_ratio = get_compression_ratio(string, character_indices)  # @inspect character_compression_ratio
+    text("Problems:")
+    text("- The vocabulary is very large.")
+    text("- Many characters are rare (🌍), so most of the vocabulary is wasted on "
+         "entries the model seldom sees.")
+
+
+def byte_tokenizer():
+    text("## Byte-based tokenization")
+    text("A string can also be a sequence of bytes, integers from 0 to 255. UTF-8, the most "
+         "common encoding, spends one byte on some characters and several on others:")
+    link(utf8_wikipedia)
+    a_bytes = "a".encode("utf-8")  # @inspect a_bytes
+    earth_bytes = "🌍".encode("utf-8")  # @inspect earth_bytes
+    link(ByteTokenizer)
+    tokenizer = ByteTokenizer()
+    string = "Hello, 🌍! Привет!"  # @inspect string
+    byte_indices = tokenizer.encode(string)  # @inspect byte_indices
+    assert tokenizer.decode(byte_indices) == string
+    byte_vocabulary_size = 256  # @inspect byte_vocabulary_size
+    byte_compression_ratio = get_compression_ratio(string, byte_indices)  # @inspect byte_compression_ratio
+    text("The vocabulary is pleasantly small, but a compression ratio of 1 is terrible: "
+         "sequences get very long, and a Transformer's context is limited (attention is "
+         "quadratic in the length).")
+
+
+def word_tokenizer():
+    text("## Word-based tokenization")
+    text("Closer to classic NLP: split the string into words.")
+    string = "I'll say supercalifragilisticexpialidocious!"  # @inspect string
+    simple_segments = regex.findall(r"\w+|.", string)  # @inspect simple_segments
+    text("That keeps runs of letters and digits together. GPT-2 uses a finer pattern that "
+         "keeps the leading space with the word and treats contractions specially:")
+    text(GPT2_TOKENIZER_REGEX, verbatim=True)
+    gpt2_segments = regex.findall(GPT2_TOKENIZER_REGEX, string)  # @inspect gpt2_segments
+    word_compression_ratio = get_compression_ratio(string, gpt2_segments)  # @inspect word_compression_ratio
+    text("Turning segments into a Tokenizer means giving every segment an integer. The "
+         "problems:")
+    text("- There are a huge number of words (as with Unicode characters).")
+    text("- Many words are rare, and the model learns little about them.")
+    text("- The vocabulary has no fixed size: it is the number of distinct segments in the "
+         "training data.")
+    text("- A word never seen in training becomes a special UNK token: ugly, and it skews "
+         "perplexity.")
+
+
+def bpe_history():
+    text("## Byte-pair encoding (BPE)")
+    link(bpe_wikipedia)
+    text("Philip Gage introduced BPE in 1994 as a data compression algorithm. Sennrich et "
+         "al. adapted it to neural machine translation in 2016 (papers before used word "
+         "tokenizers), and GPT-2 adopted it.")
+    link(sennrich2016)
+    link(gpt2_2019)
+    text("The idea: *train* the tokenizer on raw text so that the vocabulary emerges "
+         "automatically. Frequent character sequences become one token, rare ones take "
+         "several.")
+    text("GPT-2 first splits text into segments with the word pattern above, then runs BPE "
+         "inside each segment. The algorithm: start with every byte as a token and "
+         "repeatedly merge the most frequent pair of adjacent tokens.")
+
+
+def bpe_training():
+    text("## Training BPE, one merge at a time")
+    string = "the cat in the hat"  # @inspect string
+    indices = list(string.encode("utf-8"))  # @inspect indices
+    vocab = {index: bytes([index]) for index in range(256)}  # index -> bytes
+    merges = {}  # @inspect merges
+    text("Each merge counts adjacent pairs, takes the most frequent one (ties go to the "
+         "pair seen first) and replaces it everywhere with a new index:")
+    link(merge)
+    for step in range(3):  # @inspect step
+        counts = Counter(zip(indices, indices[1:]))  # @inspect counts
+        pair = max(counts, key=counts.get)  # @inspect pair
+        new_index = 256 + step  # @inspect new_index
+        vocab[new_index] = vocab[pair[0]] + vocab[pair[1]]
+        new_token = vocab[new_index]  # @inspect new_token
+        merges[pair] = new_index  # @inspect merges
+        indices = merge(indices, pair, new_index)  # @inspect indices
+    text("Merge 1 joins `t`+`h` (twice), merge 2 `th`+`e`, merge 3 `the`+space. The pair "
+         "`a`+`t` also occurs twice, but `th` was seen first.")
+    text("The package wraps this loop as a function returning the parameters of a "
+         "tokenizer (its vocabulary and merges):")
+    link(train_simple_bpe)
+    link(BPETokenizerParams)
+    params = train_simple_bpe(string, num_merges=3)
+    bpe_merges = params.merges  # @inspect bpe_merges
+    assert bpe_merges == merges
+
+
+def bpe_encoding():
+    text("## Using the BPE tokenizer")
+    params = train_simple_bpe("the cat in the hat", num_merges=3)
+    link(SimpleBPETokenizer)
+    tokenizer = SimpleBPETokenizer(params)
+    text("Encoding turns the text into bytes and applies every merge in the order it was "
+         "learned; decoding concatenates the bytes of each token, then decodes UTF-8 once "
+         "at the end.")
+    string = "the quick brown fox"  # @inspect string
+    bpe_indices = tokenizer.encode(string)  # @inspect bpe_indices
+    first_token = params.vocab[bpe_indices[0]]  # @inspect first_token
+    assert tokenizer.decode(bpe_indices) == string
+    bpe_compression_ratio = get_compression_ratio(string, bpe_indices)  # @inspect bpe_compression_ratio
+    text("Only \"the \" was learned from three merges on a tiny text, so every other "
+         "character stays one byte.")
+
+
+def assignment_1_tokenizer():
+    text("## What assignment 1 adds")
+    text("- `encode` above loops over every merge; apply only the merges that matter.")
+    text("- Detect and preserve special tokens such as `<|endoftext|>`.")
+    text("- Pre-tokenize with the GPT-2 pattern, and never merge across segments.")
+    text("- Make it as fast as possible.")
+    text("The package's full tokenizer does all of that. A small run, on text with a "
+         "special token:")
+    link(train_bpe)
+    link(BPETokenizer)
+    corpus = "the cat in the hat<|endoftext|>the hat on the cat<|endoftext|>" * 3
+    vocab, merges = train_bpe_on_text(corpus, vocab_size=262, special_tokens=["<|endoftext|>"])
+    first_merges = merges[:6]  # @inspect first_merges
+    tokenizer = BPETokenizer(vocab, merges, special_tokens=["<|endoftext|>"])
+    string = "the cat<|endoftext|>the hat"  # @inspect string
+    full_bpe_indices = tokenizer.encode(string)  # @inspect full_bpe_indices
+    full_bpe_tokens = [vocab[index] for index in full_bpe_indices]  # @inspect full_bpe_tokens
+    assert tokenizer.decode(full_bpe_indices) == string
+    text("The special token stays whole and no token spans it.")
+    text("Loaded with GPT-2's own vocabulary and merges, the same class reproduces "
+         "tiktoken's ids exactly:")
+    gpt2 = load_gpt2_tokenizer()
+    if gpt2 is None:
+        return
+    vocab_path, merges_path = gpt2_files()
+    our_gpt2 = BPETokenizer.from_files(vocab_path, merges_path, special_tokens=["<|endoftext|>"])
+    string = "Hello, 🌍! Привет!<|endoftext|>"  # @inspect string
+    our_gpt2_indices = our_gpt2.encode(string)  # @inspect our_gpt2_indices
+    same_as_tiktoken = our_gpt2_indices == gpt2.encode(string, allowed_special="all")  # @inspect same_as_tiktoken
+
+
+def tokenization_summary():
+    text("## Summary")
+    text("- A tokenizer maps strings to tokens (indices) and back.")
+    text("- Character, byte and word tokenizers are all far from optimal.")
+    text("- BPE is an effective heuristic built on corpus statistics.")
+    text("- Tokenization is a necessary evil; maybe one day models will read raw bytes.")
+    text("Next time: PyTorch building blocks and resource accounting.")
+
+
+# ---------------------------------------------------------------------------------------
+# Exercises
+
+
+def exercise_bpe_on_russian():
+    text("## Exercise: BPE on Russian text and emoji")
+    text("How many merges until \"мама\" is one token? Hint: a Cyrillic letter takes 2 "
+         "bytes in UTF-8 and the emoji 4.")
+    string = "мама мыла раму, 👋👋"  # @inspect string
+    num_bytes = len(string.encode("utf-8"))  # @inspect num_bytes
+    params = train_simple_bpe(string, num_merges=8)
+    new_tokens = [params.vocab[index] for index in sorted(params.merges.values())]  # @inspect new_tokens
+    emoji_merge = new_tokens.index("👋".encode("utf-8")) + 1  # @inspect emoji_merge
+    mama_merge = new_tokens.index("мама".encode("utf-8")) + 1  # @inspect mama_merge
+    half_character_tokens = [token for token in new_tokens if not is_valid_utf8(token)]  # @inspect half_character_tokens
+    text("👋 becomes a token at merge 7 and \"мама\" at merge 8. On the way appear tokens "
+         "made of *half* characters, such as `b\"\\xd0\\xbc\\xd1\"` or `b\"\\xf0\\x9f\"`: "
+         "they cannot be decoded on their own, which is why decoding joins the bytes of all "
+         "tokens first and only then decodes UTF-8.")
+    tokenizer = SimpleBPETokenizer(params)
+    russian_bpe_indices = tokenizer.encode(string)  # @inspect russian_bpe_indices
+    assert tokenizer.decode(russian_bpe_indices) == string
+
+
+def exercise_compression_russian_vs_english():
+    text("## Exercise: GPT-2's compression on Russian and English")
+    tokenizer = load_gpt2_tokenizer()
+    if tokenizer is None:
+        return
+    russian = ("Сырой текст обычно представлен строками Unicode. Языковая модель задаёт "
+               "распределение вероятностей над последовательностями токенов, поэтому нужна "
+               "процедура, которая кодирует строки в токены, и процедура, которая "
+               "декодирует токены обратно в строки.")
+    english = ("Raw text usually comes as Unicode strings. A language model defines a "
+               "probability distribution over sequences of tokens, so we need a procedure "
+               "that encodes strings into tokens and one that decodes tokens back into "
+               "strings.")
+    russian_bytes_per_character = len(russian.encode("utf-8")) / len(russian)  # @inspect russian_bytes_per_character
+    english_bytes_per_character = len(english.encode("utf-8")) / len(english)  # @inspect english_bytes_per_character
+    russian_num_tokens = len(tokenizer.encode(russian))  # @inspect russian_num_tokens
+    english_num_tokens = len(tokenizer.encode(english))  # @inspect english_num_tokens
+    russian_compression_ratio = get_compression_ratio(russian, tokenizer.encode(russian))  # @inspect russian_compression_ratio
+    english_compression_ratio = get_compression_ratio(english, tokenizer.encode(english))  # @inspect english_compression_ratio
+    token_cost_ratio = russian_num_tokens / english_num_tokens  # @inspect token_cost_ratio
+    text("The same sentence costs Russian several times more tokens. GPT-2's merges were "
+         "learned on mostly English web text, so English words are single tokens while "
+         "Cyrillic text, at 2 bytes a letter, rarely earns merges beyond a letter or two. "
+         "Fewer bytes per token means longer sequences, more compute, and less text in "
+         "the same context window.")
+
+
+# ---------------------------------------------------------------------------------------
+# Helpers used by the lecture (figures, small checks)
+
+
+def load_gpt2_tokenizer():
+    """GPT-2's tokenizer, or None (with a note in the lecture) when its files are unavailable."""
+    try:
+        return get_gpt2_tokenizer()
+    except Exception as error:  # offline with no cached files: say so and go on
+        text(f"*GPT-2's tokenizer could not be loaded ({type(error).__name__}: {error}). "
+             "Set `TIKTOKEN_CACHE_DIR` to a folder holding its files to see this part.*")
+        return None
+
+
+def train_bpe_on_text(corpus: str, vocab_size: int, special_tokens: list[str]):
+    """`train_bpe` reads a file: write the corpus to a temporary one first."""
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "corpus.txt"
+        path.write_text(corpus, encoding="utf-8")
+        return train_bpe(path, vocab_size, special_tokens)
+
+
+def is_valid_utf8(token: bytes) -> bool:
+    try:
+        token.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def attention_flops_share(d_model: int, context_length: int) -> float:
+    """Share of one Transformer layer's forward FLOPs per token spent on attention scores.
+
+    Per token: Q, K, V and output projections 8 d^2, the MLP (4x wide) 16 d^2, and the
+    attention scores plus the weighted sum of values 4 * context * d.
+    """
+    attention = 4 * context_length * d_model
+    return attention / (attention + 24 * d_model**2)
+
+
+def attention_share_figure(d_models: list[int], shares: list[float]):
+    figure = Figure(figsize=(6, 3))
+    axes = figure.subplots()
+    axes.plot(d_models, [100 * share for share in shares], marker="o")
+    axes.set_xscale("log")
+    axes.set_xlabel("model width d_model (GPT-3 family)")
+    axes.set_ylabel("% of layer FLOPs in attention")
+    axes.set_title("Attention's share of FLOPs shrinks with scale")
+    axes.grid(True, alpha=0.3)
+    figure.tight_layout()
+    return figure
+
+
+# ---------------------------------------------------------------------------------------
+# References
+
+
+course_website = Reference(title="CS336: Language Modeling from Scratch (spring 2025)",
+                           url="https://stanford-cs336.github.io/spring2025/",
+                           organization="Stanford University")
+gpt4_report = Reference(title="GPT-4 Technical Report", url="https://arxiv.org/abs/2303.08774",
+                        organization="OpenAI", date="2023")
+gpt4_size_article = Reference(title="The Generative AI Future Is Now, Nvidia's Huang Says",
+                              url="https://www.hpcwire.com/2024/03/19/the-generative-ai-future-is-now-nvidias-huang-says",
+                              organization="HPCwire", date="2024-03-19",
+                              description="mentions a 1.8-trillion-parameter GPT model")
+gpt4_cost_article = Reference(title="OpenAI's CEO Says the Age of Giant AI Models Is Already Over",
+                              url="https://www.wired.com/story/openai-ceo-sam-altman-the-age-of-giant-ai-models-is-already-over/",
+                              organization="Wired", date="2023-04-17",
+                              description="training GPT-4 cost more than $100 million")
+xai_cluster_article = Reference(title="Elon Musk is doubling the world's largest AI GPU cluster",
+                                url="https://www.tomshardware.com/pc-components/gpus/elon-musk-is-doubling-the-worlds-largest-ai-gpu-cluster-expanding-colossus-gpu-cluster-to-200-000-soon-has-floated-300-000-in-the-past",
+                                organization="Tom's Hardware", date="2024")
+stargate_announcement = Reference(title="Announcing The Stargate Project",
+                                  url="https://openai.com/index/announcing-the-stargate-project/",
+                                  organization="OpenAI", date="2025-01-21")
+emergent_abilities = Reference(title="Emergent Abilities of Large Language Models",
+                               url="https://arxiv.org/abs/2206.07682",
+                               authors=("Jason Wei", "Yi Tay", "Rishi Bommasani", "et al."), date="2022")
+glu_variants = Reference(title="GLU Variants Improve Transformer", url="https://arxiv.org/abs/2002.05202",
+                         authors=("Noam Shazeer",), date="2020")
+bitter_lesson_essay = Reference(title="The Bitter Lesson",
+                                url="http://www.incompleteideas.net/IncIdeas/BitterLesson.html",
+                                authors=("Rich Sutton",), date="2019")
+algorithmic_efficiency = Reference(title="Measuring the Algorithmic Efficiency of Neural Networks",
+                                   url="https://arxiv.org/abs/2005.04305",
+                                   authors=("Danny Hernandez", "Tom B. Brown"), date="2020")
+shannon1950 = Reference(title="Prediction and Entropy of Printed English",
+                        url="https://www.princeton.edu/~wbialek/rome/refs/shannon_51.pdf",
+                        authors=("Claude E. Shannon",), date="1950")
+brants2007 = Reference(title="Large Language Models in Machine Translation",
+                       url="https://aclanthology.org/D07-1090.pdf",
+                       authors=("Thorsten Brants", "Ashok C. Popat", "Peng Xu", "Franz J. Och", "Jeffrey Dean"),
+                       date="2007")
+bengio2003 = Reference(title="A Neural Probabilistic Language Model",
+                       url="https://www.jmlr.org/papers/volume3/bengio03a/bengio03a.pdf",
+                       authors=("Yoshua Bengio", "Réjean Ducharme", "Pascal Vincent", "Christian Jauvin"),
+                       date="2003")
+sutskever2014 = Reference(title="Sequence to Sequence Learning with Neural Networks",
+                          url="https://arxiv.org/abs/1409.3215",
+                          authors=("Ilya Sutskever", "Oriol Vinyals", "Quoc V. Le"), date="2014")
+adam2014 = Reference(title="Adam: A Method for Stochastic Optimization", url="https://arxiv.org/abs/1412.6980",
+                     authors=("Diederik P. Kingma", "Jimmy Ba"), date="2014")
+bahdanau2014 = Reference(title="Neural Machine Translation by Jointly Learning to Align and Translate",
+                         url="https://arxiv.org/abs/1409.0473",
+                         authors=("Dzmitry Bahdanau", "Kyunghyun Cho", "Yoshua Bengio"), date="2014")
+transformer2017 = Reference(title="Attention Is All You Need", url="https://arxiv.org/abs/1706.03762",
+                            authors=("Ashish Vaswani", "Noam Shazeer", "Niki Parmar", "et al."), date="2017")
+moe2017 = Reference(title="Outrageously Large Neural Networks: The Sparsely-Gated Mixture-of-Experts Layer",
+                    url="https://arxiv.org/abs/1701.06538",
+                    authors=("Noam Shazeer", "Azalia Mirhoseini", "et al."), date="2017")
+gpipe2018 = Reference(title="GPipe: Efficient Training of Giant Neural Networks using Pipeline Parallelism",
+                      url="https://arxiv.org/abs/1811.06965", authors=("Yanping Huang", "et al."), date="2018")
+zero2019 = Reference(title="ZeRO: Memory Optimizations Toward Training Trillion Parameter Models",
+                     url="https://arxiv.org/abs/1910.02054",
+                     authors=("Samyam Rajbhandari", "Jeff Rasley", "Olatunji Ruwase", "Yuxiong He"), date="2019")
+megatron2019 = Reference(title="Megatron-LM: Training Multi-Billion Parameter Language Models Using Model Parallelism",
+                         url="https://arxiv.org/abs/1909.08053",
+                         authors=("Mohammad Shoeybi", "et al."), date="2019")
+elmo2018 = Reference(title="Deep contextualized word representations", url="https://arxiv.org/abs/1802.05365",
+                     authors=("Matthew E. Peters", "et al."), date="2018")
+bert2018 = Reference(title="BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding",
+                     url="https://arxiv.org/abs/1810.04805",
+                     authors=("Jacob Devlin", "Ming-Wei Chang", "Kenton Lee", "Kristina Toutanova"), date="2018")
+t5_2019 = Reference(title="Exploring the Limits of Transfer Learning with a Unified Text-to-Text Transformer",
+                    url="https://arxiv.org/abs/1910.10683", authors=("Colin Raffel", "et al."), date="2019")
+gpt2_2019 = Reference(title="Language Models are Unsupervised Multitask Learners",
+                      url="https://cdn.openai.com/better-language-models/language_models_are_unsupervised_multitask_learners.pdf",
+                      authors=("Alec Radford", "Jeffrey Wu", "et al."), organization="OpenAI", date="2019")
+kaplan2020 = Reference(title="Scaling Laws for Neural Language Models", url="https://arxiv.org/abs/2001.08361",
+                       authors=("Jared Kaplan", "Sam McCandlish", "et al."), date="2020")
+gpt3_2020 = Reference(title="Language Models are Few-Shot Learners", url="https://arxiv.org/abs/2005.14165",
+                      authors=("Tom B. Brown", "et al."), organization="OpenAI", date="2020")
+palm2022 = Reference(title="PaLM: Scaling Language Modeling with Pathways", url="https://arxiv.org/abs/2204.02311",
+                     authors=("Aakanksha Chowdhery", "et al."), organization="Google", date="2022")
+chinchilla2022 = Reference(title="Training Compute-Optimal Large Language Models",
+                           url="https://arxiv.org/abs/2203.15556",
+                           authors=("Jordan Hoffmann", "et al."), organization="DeepMind", date="2022")
+the_pile = Reference(title="The Pile: An 800GB Dataset of Diverse Text for Language Modeling",
+                     url="https://arxiv.org/abs/2101.00027", authors=("Leo Gao", "et al."),
+                     organization="EleutherAI", date="2020")
+gpt_j = Reference(title="GPT-J-6B: a 6 billion parameter autoregressive language model",
+                  url="https://github.com/kingoflolz/mesh-transformer-jax",
+                  authors=("Ben Wang", "Aran Komatsuzaki"), organization="EleutherAI", date="2021")
+opt2022 = Reference(title="OPT: Open Pre-trained Transformer Language Models", url="https://arxiv.org/abs/2205.01068",
+                    authors=("Susan Zhang", "et al."), organization="Meta", date="2022")
+bloom2022 = Reference(title="BLOOM: A 176B-Parameter Open-Access Multilingual Language Model",
+                      url="https://arxiv.org/abs/2211.05100", organization="BigScience", date="2022")
+llama2023 = Reference(title="LLaMA: Open and Efficient Foundation Language Models",
+                      url="https://arxiv.org/abs/2302.13971", organization="Meta", date="2023")
+llama2_2023 = Reference(title="Llama 2: Open Foundation and Fine-Tuned Chat Models",
+                        url="https://arxiv.org/abs/2307.09288", organization="Meta", date="2023")
+llama3_2024 = Reference(title="The Llama 3 Herd of Models", url="https://arxiv.org/abs/2407.21783",
+                        organization="Meta", date="2024")
+qwen25_2024 = Reference(title="Qwen2.5 Technical Report", url="https://arxiv.org/abs/2412.15115",
+                        organization="Alibaba", date="2024")
+deepseek_llm_2024 = Reference(title="DeepSeek LLM: Scaling Open-Source Language Models with Longtermism",
+                              url="https://arxiv.org/abs/2401.02954", organization="DeepSeek", date="2024")
+deepseek_v2_2024 = Reference(title="DeepSeek-V2: A Strong, Economical, and Efficient Mixture-of-Experts Language Model",
+                             url="https://arxiv.org/abs/2405.04434", organization="DeepSeek", date="2024")
+deepseek_v3_2024 = Reference(title="DeepSeek-V3 Technical Report", url="https://arxiv.org/abs/2412.19437",
+                             organization="DeepSeek", date="2024")
+olmo2024 = Reference(title="OLMo: Accelerating the Science of Language Models", url="https://arxiv.org/abs/2402.00838",
+                     organization="AI2", date="2024")
+olmo2_2024 = Reference(title="2 OLMo 2 Furious", url="https://arxiv.org/abs/2501.00656", organization="AI2",
+                       date="2024")
+sennrich2016 = Reference(title="Neural Machine Translation of Rare Words with Subword Units",
+                         url="https://arxiv.org/abs/1508.07909",
+                         authors=("Rico Sennrich", "Barry Haddow", "Alexandra Birch"), date="2016")
+byt5 = Reference(title="ByT5: Towards a token-free future with pre-trained byte-to-byte models",
+                 url="https://arxiv.org/abs/2105.13626", authors=("Linting Xue", "et al."), date="2021")
+megabyte = Reference(title="MEGABYTE: Predicting Million-byte Sequences with Multiscale Transformers",
+                     url="https://arxiv.org/abs/2305.07185", authors=("Lili Yu", "et al."), date="2023")
+blt = Reference(title="Byte Latent Transformer: Patches Scale Better Than Tokens", url="https://arxiv.org/abs/2412.09871",
+                authors=("Artidoro Pagnoni", "et al."), date="2024")
+tfree = Reference(title="T-FREE: Tokenizer-Free Generative LLMs via Sparse Representations for Memory-Efficient Embeddings",
+                  url="https://arxiv.org/abs/2406.19223", authors=("Björn Deiseroth", "et al."), date="2024")
+roformer = Reference(title="RoFormer: Enhanced Transformer with Rotary Position Embedding",
+                     url="https://arxiv.org/abs/2104.09864", authors=("Jianlin Su", "et al."), date="2021")
+layernorm = Reference(title="Layer Normalization", url="https://arxiv.org/abs/1607.06450",
+                      authors=("Jimmy Lei Ba", "Jamie Ryan Kiros", "Geoffrey E. Hinton"), date="2016")
+rmsnorm = Reference(title="Root Mean Square Layer Normalization", url="https://arxiv.org/abs/1910.07467",
+                    authors=("Biao Zhang", "Rico Sennrich"), date="2019")
+prenorm = Reference(title="On Layer Normalization in the Transformer Architecture", url="https://arxiv.org/abs/2002.04745",
+                    authors=("Ruibin Xiong", "et al."), date="2020")
+mistral7b = Reference(title="Mistral 7B", url="https://arxiv.org/abs/2310.06825", organization="Mistral AI", date="2023")
+linear_attention = Reference(title="Transformers are RNNs: Fast Autoregressive Transformers with Linear Attention",
+                             url="https://arxiv.org/abs/2006.16236", authors=("Angelos Katharopoulos", "et al."),
+                             date="2020")
+gqa = Reference(title="GQA: Training Generalized Multi-Query Transformer Models from Multi-Head Checkpoints",
+                url="https://arxiv.org/abs/2305.13245", authors=("Joshua Ainslie", "et al."), date="2023")
+hyena = Reference(title="Hyena Hierarchy: Towards Larger Convolutional Language Models",
+                  url="https://arxiv.org/abs/2302.10866", authors=("Michael Poli", "et al."), date="2023")
+adamw = Reference(title="Decoupled Weight Decay Regularization", url="https://arxiv.org/abs/1711.05101",
+                  authors=("Ilya Loshchilov", "Frank Hutter"), date="2017")
+muon = Reference(title="Muon: An optimizer for hidden layers in neural networks",
+                 url="https://kellerjordan.github.io/posts/muon/", authors=("Keller Jordan",), date="2024")
+soap = Reference(title="SOAP: Improving and Stabilizing Shampoo using Adam", url="https://arxiv.org/abs/2409.11321",
+                 authors=("Nikhil Vyas", "et al."), date="2024")
+large_batch = Reference(title="An Empirical Model of Large-Batch Training", url="https://arxiv.org/abs/1812.06162",
+                        authors=("Sam McCandlish", "Jared Kaplan", "Dario Amodei", "et al."), date="2018")
+assignment1 = Reference(title="Assignment 1: basics", url="https://github.com/stanford-cs336/assignment1-basics",
+                        organization="Stanford CS336", date="2025")
+tinystories = Reference(title="TinyStories: How Small Can Language Models Be and Still Speak Coherent English?",
+                        url="https://arxiv.org/abs/2305.07759", authors=("Ronen Eldan", "Yuanzhi Li"), date="2023")
+mmlu = Reference(title="Measuring Massive Multitask Language Understanding", url="https://arxiv.org/abs/2009.03300",
+                 authors=("Dan Hendrycks", "et al."), date="2020")
+hellaswag = Reference(title="HellaSwag: Can a Machine Really Finish Your Sentence?", url="https://arxiv.org/abs/1905.07830",
+                      authors=("Rowan Zellers", "et al."), date="2019")
+gsm8k = Reference(title="Training Verifiers to Solve Math Word Problems", url="https://arxiv.org/abs/2110.14168",
+                  authors=("Karl Cobbe", "et al."), date="2021")
+alpacaeval = Reference(title="AlpacaEval", url="https://tatsu-lab.github.io/alpaca_eval/",
+                       organization="Stanford Tatsu Lab", date="2023")
+ifeval = Reference(title="Instruction-Following Evaluation for Large Language Models",
+                   url="https://arxiv.org/abs/2311.07911", authors=("Jeffrey Zhou", "et al."), date="2023")
+wildbench = Reference(title="WildBench: Benchmarking LLMs with Challenging Tasks from Real Users in the Wild",
+                      url="https://arxiv.org/abs/2406.04770", authors=("Bill Yuchen Lin", "et al."), date="2024")
+fair_use = Reference(title="Foundation Models and Fair Use", url="https://arxiv.org/abs/2303.15715",
+                     authors=("Peter Henderson", "et al."), date="2023")
+lima = Reference(title="LIMA: Less Is More for Alignment", url="https://arxiv.org/abs/2305.11206",
+                 authors=("Chunting Zhou", "et al."), date="2023")
+ppo = Reference(title="Proximal Policy Optimization Algorithms", url="https://arxiv.org/abs/1707.06347",
+                authors=("John Schulman", "et al."), date="2017")
+instructgpt = Reference(title="Training language models to follow instructions with human feedback",
+                        url="https://arxiv.org/abs/2203.02155", authors=("Long Ouyang", "et al."), date="2022")
+dpo = Reference(title="Direct Preference Optimization: Your Language Model is Secretly a Reward Model",
+                url="https://arxiv.org/abs/2305.18290", authors=("Rafael Rafailov", "et al."), date="2023")
+deepseekmath = Reference(title="DeepSeekMath: Pushing the Limits of Mathematical Reasoning in Open Language Models",
+                         url="https://arxiv.org/abs/2402.03300", authors=("Zhihong Shao", "et al."), date="2024")
+karpathy_tokenization_video = Reference(title="Let's build the GPT Tokenizer",
+                                        url="https://www.youtube.com/watch?v=zduSFxRajkE",
+                                        authors=("Andrej Karpathy",), date="2024")
+tiktokenizer_app = Reference(title="Tiktokenizer", url="https://tiktokenizer.vercel.app/",
+                             description="type text, see its tokens under several tokenizers")
+tiktoken_repo = Reference(title="tiktoken", url="https://github.com/openai/tiktoken", organization="OpenAI")
+unicode_characters = Reference(title="List of Unicode characters",
+                               url="https://en.wikipedia.org/wiki/List_of_Unicode_characters",
+                               organization="Wikipedia")
+utf8_wikipedia = Reference(title="UTF-8", url="https://en.wikipedia.org/wiki/UTF-8", organization="Wikipedia")
+bpe_wikipedia = Reference(title="Byte pair encoding", url="https://en.wikipedia.org/wiki/Byte_pair_encoding",
+                          organization="Wikipedia")
+
+
+if __name__ == "__main__":
+    main()

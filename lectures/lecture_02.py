@@ -1,0 +1,995 @@
+"""CS336 lecture 2: PyTorch building blocks and resource accounting (memory and compute).
+
+An executable lecture: `cs336-lectures trace lectures/lecture_02.py` runs `main()`.
+Sizes are small on a CPU and the lecture's full sizes when CUDA is available. What the
+lecture teaches lives in the package (`cs336_lectures.accounting`, `.models`,
+`.optimizers`, `.data`, `.training`); the lecture calls it and links to the source.
+"""
+
+import io
+import math
+import random
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from einops import einsum, rearrange, reduce
+from jaxtyping import Float
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+from torch import nn
+
+from cs336_lectures import Reference, link, plot, text
+from cs336_lectures.accounting import (
+    PEAKS,
+    backward_flops,
+    bytes_per_parameter,
+    days_to_train,
+    dtype_table,
+    forward_backward_flops,
+    forward_flops,
+    get_device,
+    get_memory_usage,
+    largest_model,
+    matmul_flops,
+    measure_matmul,
+    same_storage,
+    seconds_to_train,
+    time_matmul,
+    training_flops,
+    training_step_memory,
+)
+from cs336_lectures.data import get_batch, load_tokens, save_tokens
+from cs336_lectures.models import Cruncher, Linear, get_num_parameters
+from cs336_lectures.optimizers import (
+    SGD,
+    AdaGrad,
+    Adam,
+    AdamW,
+    Momentum,
+    RMSProp,
+    get_num_state_values,
+)
+from cs336_lectures.training import load_checkpoint, regression_task, save_checkpoint, train
+
+
+def main():
+    overview()
+    motivating_questions()
+
+    tensors_basics()
+    tensors_memory()
+    float32_format()
+    float16_format()
+    bfloat16_format()
+    dtype_comparison()
+    fp8_format()
+    precision_takeaways()
+
+    tensors_on_gpus()
+    tensor_storage()
+    tensor_slicing()
+    tensor_contiguity()
+    tensor_elementwise()
+    tensor_matmul()
+    jaxtyping_basics()
+    einops_einsum()
+    einops_reduce()
+    einops_rearrange()
+
+    flops_intuitions()
+    linear_model_flops()
+    matmul_timing_and_mfu()
+    gradients_basics()
+    gradients_flops()
+
+    module_parameters()
+    parameter_initialization()
+    custom_model()
+    note_about_randomness()
+    data_loading()
+    optimizers()
+    optimizer_state_table()
+    memory_and_compute_per_step()
+    train_loop()
+    checkpointing()
+    mixed_precision_training()
+
+    exercise_napkin_math_rtx4080()
+    exercise_matmul_mfu()
+
+
+# ---------------------------------------------------------------------------------------
+# Overview
+
+
+def overview():
+    text("# Lecture 2: PyTorch and resource accounting")
+    text("Last time: the course overview and tokenization.")
+    text("Today: every primitive needed to train a model, bottom up: tensors, then models, "
+         "optimizers and the training loop, while keeping a close eye on efficiency.")
+    text("Two resources are counted throughout:")
+    text("- **memory**, in bytes (GB);")
+    text("- **compute**, in floating-point operations (FLOPs).")
+
+
+def motivating_questions():
+    text("## Two napkin-math questions")
+    text("**How long would it take to train a 70B-parameter model on 15T tokens on 1024 "
+         "H100s?**")
+    total_flops = training_flops(15e12, 70e9)  # @inspect total_flops
+    h100_flop_per_sec = PEAKS["H100 SXM"]["bf16"].dense  # @inspect h100_flop_per_sec
+    text("989.5 TFLOP/s: H100's bfloat16 peak of 1979 TFLOP/s is quoted with sparsity; a "
+         "dense matmul gets half.")
+    mfu = 0.5  # assume we reach half of the peak
+    flops_per_day = h100_flop_per_sec * mfu * 1024 * 60 * 60 * 24  # @inspect flops_per_day
+    days = total_flops / flops_per_day  # @inspect days
+    link(days_to_train)
+    napkin_days = days_to_train(70e9, 15e12, num_devices=1024, flop_per_sec_per_device=h100_flop_per_sec, mfu=mfu)  # @inspect napkin_days
+    text("About 144 days.")
+
+    text("**What is the largest model one can train on 8 H100s with AdamW (naively)?**")
+    h100_bytes = 80e9  # @inspect h100_bytes
+    bytes_per_param = bytes_per_parameter(optimizer_states_per_parameter=2)  # @inspect bytes_per_param
+    text("4 bytes each for the parameter, its gradient and AdamW's two averages: 16.")
+    largest_num_parameters = largest_model(8 * h100_bytes, bytes_per_param)  # @inspect largest_num_parameters
+    text("About 40B parameters. Two caveats:")
+    text("- Parameters and gradients need not be float32: bfloat16 copies (2 + 2 bytes) plus "
+         "a float32 master copy of the parameters (4) saves no memory but runs faster.")
+    link(zero)
+    text("- Activations are not counted; they grow with batch size and sequence length.")
+    text("A rough, back-of-the-envelope estimate; that is the point.")
+
+    text("We will not go through the Transformer here; there are excellent explanations:")
+    link(assignment1_handout)
+    link(transformer_math)
+    link(illustrated_transformer)
+    link(illustrated_gpt2)
+    text("Simpler models carry today's ideas. What to take away:")
+    text("- Mechanics: straightforward (just PyTorch).")
+    text("- Mindset: resource accounting (remember to do it).")
+    text("- Intuitions: broad strokes (no big models).")
+
+
+# ---------------------------------------------------------------------------------------
+# Memory accounting
+
+
+def tensors_basics():
+    text("## Tensors")
+    text("Tensors store everything: parameters, gradients, optimizer state, data, "
+         "activations.")
+    link(pytorch_tensors_docs)
+    text("Ways to create them:")
+    x = torch.tensor([[1.0, 2, 3], [4, 5, 6]])  # @inspect x
+    # 4x8 of zeros
+    x = torch.zeros(4, 8)  # @inspect x
+    # 4x8 of ones
+    x = torch.ones(4, 8)  # @inspect x
+    # 4x8 of independent N(0, 1) draws
+    x = torch.randn(4, 8)  # @inspect x
+    text("Allocate without initializing (the contents are whatever the memory held)...")
+    x = torch.empty(4, 8)
+    text("...because the values will be set by some other logic, e.g. a normal truncated "
+         "to [-2, 2]:")
+    nn.init.trunc_normal_(x, mean=0, std=1, a=-2, b=2)  # @inspect x
+
+
+def tensors_memory():
+    text("## Tensor memory")
+    text("Almost everything (parameters, gradients, activations, optimizer state) is a "
+         "floating-point number. Memory is (number of values) x (bytes per value):")
+    link(get_memory_usage)
+    x = torch.zeros(4, 8)  # @inspect x
+    # float32 is the default
+    dtype = x.dtype  # @inspect dtype
+    num_values = x.numel()  # @inspect num_values
+    bytes_per_value = x.element_size()  # @inspect bytes_per_value
+    memory = get_memory_usage(x)  # @inspect memory
+    text("One feed-forward matrix of GPT-3 (12288 x 4 by 12288), in float32:")
+    gpt3_ffn_bytes = get_memory_usage(torch.empty(12288 * 4, 12288, device="meta"))  # @inspect gpt3_ffn_bytes
+    gpt3_ffn_gib = gpt3_ffn_bytes / 2**30  # @inspect gpt3_ffn_gib
+    text("2.25 GiB for a single matrix! (A `meta` tensor has a shape and dtype but no "
+         "storage, so nothing is allocated here.)")
+
+
+def float32_format():
+    text("## float32")
+    link(float32_wikipedia)
+    float32_layout = bit_layout(torch.float32)  # @inspect float32_layout
+    plot(bit_layout_figure([torch.float32]))  # @stepover
+    text("float32 (fp32, single precision) is the default. Scientific computing treats it "
+         "as the baseline and sometimes uses float64; deep learning can afford to be "
+         "much sloppier.")
+
+
+def float16_format():
+    text("## float16")
+    link(float16_wikipedia)
+    float16_layout = bit_layout(torch.float16)  # @inspect float16_layout
+    plot(bit_layout_figure([torch.float16]))  # @stepover
+    text("float16 (fp16, half precision) halves the memory:")
+    x = torch.zeros(4, 8, dtype=torch.float16)
+    float16_element_size = x.element_size()  # @inspect float16_element_size
+    text("But its dynamic range is poor, especially for small numbers:")
+    fp16_tiny = torch.tensor([1e-8], dtype=torch.float16)  # @inspect fp16_tiny
+    fp16_value = fp16_tiny.item()  # @inspect fp16_value
+    text("1e-8 **underflows** to 0. In training that can make runs unstable.")
+
+
+def bfloat16_format():
+    text("## bfloat16")
+    link(bfloat16_wikipedia)
+    bfloat16_layout = bit_layout(torch.bfloat16)  # @inspect bfloat16_layout
+    plot(bit_layout_figure([torch.bfloat16]))  # @stepover
+    text("Google Brain introduced bfloat16 (\"brain float\") in 2018 for exactly this. It "
+         "takes the memory of float16 and keeps float32's 8 exponent bits, hence its "
+         "dynamic range; it pays with fewer mantissa bits (coarser resolution), which "
+         "matters less for deep learning.")
+    bf16_tiny = torch.tensor([1e-8], dtype=torch.bfloat16)  # @inspect bf16_tiny
+    bf16_value = bf16_tiny.item()  # @inspect bf16_value
+    text("No underflow: 1e-8 is kept (as the nearest bfloat16 value, about 1.0012e-8).")
+
+
+def dtype_comparison():
+    text("## Range and resolution, side by side")
+    text("Each row is read from `torch.finfo`:")
+    link(dtype_table)
+    rows = dtype_table()  # @inspect rows
+    table = ["| dtype | bytes | largest | smallest normal | eps (gap after 1) |",
+             "| --- | ---: | ---: | ---: | ---: |"]
+    for row in rows:
+        table.append(f"| {row.name} | {row.bytes} | {row.largest:.4g} | {row.smallest_normal:.3g} | {row.eps:.3g} |")
+    text("\n".join(table))
+    plot(bit_layout_figure([torch.float32, torch.float16, torch.bfloat16, torch.float8_e4m3fn, torch.float8_e5m2]))  # @stepover
+    text("float16 tops out at 65504; bfloat16 reaches float32's 3.4e38 but its step after "
+         "1 is 0.0078.")
+
+
+def fp8_format():
+    text("## fp8")
+    text("FP8 was standardized in 2022 for machine learning. H100s support two variants: "
+         "E4M3 (range [-448, 448]) and E5M2 ([-57344, 57344]).")
+    link(nvidia_fp8_primer)
+    link(fp8_formats_paper)
+    e4m3_largest = torch.finfo(torch.float8_e4m3fn).max  # @inspect e4m3_largest
+    e5m2_largest = torch.finfo(torch.float8_e5m2).max  # @inspect e5m2_largest
+    text("E4M3 spends a bit more on resolution (weights, activations); E5M2 on range "
+         "(gradients).")
+
+
+def precision_takeaways():
+    text("## What this means for training")
+    text("- float32 works, but takes a lot of memory.")
+    text("- fp8, float16 and even bfloat16 are risky: training can become unstable.")
+    text("- The fix, at the end of this lecture: mixed precision.")
+
+
+# ---------------------------------------------------------------------------------------
+# Compute accounting: tensors and operations
+
+
+def tensors_on_gpus():
+    text("## Tensors on GPUs")
+    text("Tensors live in CPU memory by default:")
+    x = torch.zeros(32, 32)
+    x_device = x.device  # @inspect x_device
+    text("To use a GPU's massive parallelism they must be moved into its memory, across "
+         "the bus between the two.")
+    num_gpus = torch.cuda.device_count()  # @inspect num_gpus
+    if num_gpus == 0:
+        text("No GPU here: the rest of this section only runs on a machine with one.")
+        return
+    gpu_properties = [torch.cuda.get_device_properties(i) for i in range(num_gpus)]  # @inspect gpu_properties
+    memory_allocated = torch.cuda.memory_allocated()  # @inspect memory_allocated
+    y = x.to("cuda:0")  # copy to GPU 0
+    y_device = y.device  # @inspect y_device
+    z = torch.zeros(32, 32, device="cuda:0")  # or create it there directly
+    new_memory_allocated = torch.cuda.memory_allocated()  # @inspect new_memory_allocated
+    memory_used = new_memory_allocated - memory_allocated  # @inspect memory_used
+    text("Two 32x32 float32 matrices: 2 x 32 x 32 x 4 = 8192 bytes.")
+    del y, z
+
+
+def tensor_storage():
+    text("## Tensor storage and strides")
+    text("A PyTorch tensor is a pointer into allocated memory plus metadata saying how to "
+         "reach each element: for each dimension, how many elements to skip (its stride).")
+    link(stride_docs)
+    x = torch.tensor([[0.0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11], [12, 13, 14, 15]])  # @inspect x
+    strides = x.stride()  # @inspect strides
+    text("Next row: skip 4 elements of storage; next column: skip 1. Element (1, 2) is at:")
+    r, c = 1, 2
+    index = r * x.stride(0) + c * x.stride(1)  # @inspect index
+    element = x.flatten()[index].item()  # @inspect element
+
+
+def tensor_slicing():
+    text("## Views")
+    text("Many operations return a different *view* of the same storage: no copy, so a "
+         "change through one shows through the other.")
+    link(same_storage)
+    x = torch.tensor([[1.0, 2, 3], [4, 5, 6]])  # @inspect x
+    row = x[0]  # @inspect row
+    column = x[:, 1]  # @inspect column
+    reshaped = x.view(3, 2)  # @inspect reshaped
+    transposed = x.transpose(1, 0)  # @inspect transposed
+    views_share_storage = [same_storage(x, view) for view in (row, column, reshaped, transposed)]  # @inspect views_share_storage
+    x[0][0] = 100  # @inspect x
+    transposed_after_write = transposed.clone()  # @inspect transposed_after_write
+    text("Writing x[0][0] = 100 changed `transposed` too.")
+
+
+def tensor_contiguity():
+    text("## Contiguous and not")
+    text("Some views walk the storage out of order (non-contiguous), and then `view` "
+         "cannot reinterpret them:")
+    x = torch.tensor([[1.0, 2, 3], [4, 5, 6]])
+    y = x.transpose(1, 0)  # @inspect y
+    is_contiguous = y.is_contiguous()  # @inspect is_contiguous
+    try:
+        y.view(2, 3)
+        view_error = None
+    except RuntimeError as error:
+        view_error = str(error)  # @inspect view_error
+    text("Make it contiguous first; that copies:")
+    y = x.transpose(1, 0).contiguous().view(2, 3)  # @inspect y
+    copy_shares_storage = same_storage(x, y)  # @inspect copy_shares_storage
+    text("Views are free; copies cost memory and compute.")
+
+
+def tensor_elementwise():
+    text("## Elementwise operations")
+    text("They apply to every element and return a new tensor of the same shape:")
+    x = torch.tensor([1, 4, 9])  # @inspect x
+    squared = x.pow(2)  # @inspect squared
+    root = x.sqrt()  # @inspect root
+    # 1 / sqrt(x_i), elementwise
+    inverse_root = x.rsqrt()  # @inspect inverse_root
+    doubled = [x + x, x * 2, x / 0.5]  # @inspect doubled
+    text("`triu` keeps the upper triangle of a matrix:")
+    upper = torch.ones(3, 3).triu()  # @inspect upper
+    text("That is how a causal attention mask is made: M[i, j] says whether position i "
+         "may contribute to position j, and only earlier positions may.")
+
+
+def tensor_matmul():
+    text("## Matrix multiplication")
+    text("The bread and butter of deep learning:")
+    x = torch.ones(16, 32)
+    w = torch.ones(32, 2)
+    y = x @ w
+    y_shape = tuple(y.shape)  # @inspect y_shape
+    text("Usually the operation is applied to every example of a batch and every token of "
+         "a sequence: PyTorch loops over the leading dimensions.")
+    x = torch.ones(4, 8, 16, 32)  # batch, sequence, rows, features
+    y = x @ w
+    batched_shape = tuple(y.shape)  # @inspect batched_shape
+
+
+def jaxtyping_basics():
+    text("## Naming dimensions")
+    text("Classic PyTorch code leaves you counting dimensions:")
+    x = torch.ones(2, 2, 3)  # batch, sequence, hidden
+    y = torch.ones(2, 2, 3)  # batch, sequence, hidden
+    # batch, sequence, sequence
+    z = x @ y.transpose(-2, -1)  # @inspect z
+    text("What were -2 and -1 again? einops names the dimensions, after Einstein's "
+         "summation notation.")
+    link(einops_tutorial)
+    text("jaxtyping writes the names into the type:")
+    link(jaxtyping_docs)
+    x: Float[torch.Tensor, "batch seq heads hidden"] = torch.ones(2, 2, 1, 3)
+    x_shape = tuple(x.shape)  # @inspect x_shape
+    text("These annotations document; nothing checks them here.")
+
+
+def einops_einsum():
+    text("## einsum")
+    text("Generalized matrix multiplication with bookkeeping:")
+    x: Float[torch.Tensor, "batch seq1 hidden"] = torch.ones(2, 3, 4)
+    y: Float[torch.Tensor, "batch seq2 hidden"] = torch.ones(2, 3, 4)
+    old_way = x @ y.transpose(-2, -1)
+    z = einsum(x, y, "batch seq1 hidden, batch seq2 hidden -> batch seq1 seq2")  # @inspect z
+    assert torch.equal(z, old_way)
+    text("Dimensions missing from the output are summed over (every entry is 4 = hidden). "
+         "`...` stands for any number of leading dimensions:")
+    z = einsum(x, y, "... seq1 hidden, ... seq2 hidden -> ... seq1 seq2")  # @inspect z
+
+
+def einops_reduce():
+    text("## reduce")
+    text("Collapse a dimension with sum, mean, max or min:")
+    x: Float[torch.Tensor, "batch seq hidden"] = torch.ones(2, 3, 4)
+    old_way = x.sum(dim=-1)
+    y = reduce(x, "... hidden -> ...", "sum")  # @inspect y
+    assert torch.equal(y, old_way)
+
+
+def einops_rearrange():
+    text("## rearrange")
+    text("Sometimes one dimension really holds two (e.g. heads x hidden) and you want to "
+         "work on one of them:")
+    x: Float[torch.Tensor, "batch seq total_hidden"] = torch.ones(2, 3, 8)
+    w: Float[torch.Tensor, "hidden1 hidden2"] = torch.ones(4, 4)
+    # split hidden into (heads, hidden1)
+    x = rearrange(x, "... (heads hidden1) -> ... heads hidden1", heads=2)  # @inspect x
+    # apply w to every head
+    x = einsum(x, w, "... hidden1, hidden1 hidden2 -> ... hidden2")  # @inspect x
+    # merge (heads, hidden2) back into one dimension
+    x = rearrange(x, "... heads hidden2 -> ... (heads hidden2)")  # @inspect x
+    final_shape = tuple(x.shape)  # @inspect final_shape
+
+
+# ---------------------------------------------------------------------------------------
+# Compute accounting: FLOPs
+
+
+def flops_intuitions():
+    text("## FLOPs")
+    text("A floating-point operation (FLOP) is one addition or multiplication. Two "
+         "abbreviations that sound the same and mean different things:")
+    text("- **FLOPs**: a number of operations (how much computing);")
+    text("- **FLOP/s**: operations per second (how fast the hardware is); we never write "
+         "FLOPS.")
+    text("Some orders of magnitude:")
+    gpt3_training_flops = 3.14e23  # @inspect gpt3_training_flops
+    link(gpt3_paper)
+    # an outside estimate, not a published figure
+    gpt4_training_flops = 2e25  # @inspect gpt4_training_flops
+    link(gpt4_flops_estimate)
+    executive_order_threshold = 1e26  # @inspect executive_order_threshold
+    text("A 2023 US executive order required reporting models trained with at least 1e26 "
+         "FLOPs; it was revoked in 2025.")
+    link(executive_order)
+    a100_flop_per_sec = PEAKS["A100"]["bf16"].dense  # @inspect a100_flop_per_sec
+    h100_flop_per_sec = PEAKS["H100 SXM"]["bf16"].dense  # @inspect h100_flop_per_sec
+    link(a100_datasheet)
+    link(h100_datasheet)
+    text("H100's sheet says 1979 TFLOP/s with sparsity; dense matmuls get half.")
+    two_weeks_seconds = 60 * 60 * 24 * 14  # @inspect two_weeks_seconds
+    eight_h100_two_weeks = 8 * two_weeks_seconds * h100_flop_per_sec  # @inspect eight_h100_two_weeks
+    text("8 H100s for two weeks at full speed: about 9.6e21 FLOPs, still 30 times short "
+         "of GPT-3. (The original lecture multiplied by one week and got half that.)")
+
+
+def linear_model_flops():
+    text("## FLOPs of a linear model")
+    text("n points, each d-dimensional, mapped by a linear model to k outputs:")
+    B, D, K = matmul_sizes()  # @inspect B D K
+    device = get_device()  # @inspect device
+    x = torch.ones(B, D, device=device)
+    w = torch.randn(D, K, device=device)
+    y = x @ w
+    text("For every triple (i, j, k): one multiply x[i][j] * w[j][k] and one add.")
+    link(matmul_flops)
+    actual_num_flops = matmul_flops(B, D, K)  # @inspect actual_num_flops
+    text("Other operations are cheap in comparison: an elementwise op on an m x n matrix "
+         "is O(mn) FLOPs (adding two such matrices: mn). Nothing in deep learning costs "
+         "as much as multiplying large enough matrices.")
+    text("Reading it as a model: B is the number of data points (tokens), D x K the number "
+         "of parameters, so a forward pass costs **2 x tokens x parameters** FLOPs. To a "
+         "first approximation that carries over to Transformers.")
+    link(forward_flops)
+    assert forward_flops(B, D * K) == actual_num_flops
+
+
+def matmul_timing_and_mfu():
+    text("## From FLOPs to seconds: timing a matmul")
+    B, D, K = matmul_sizes()  # @inspect B D K
+    device = get_device()
+    x = torch.ones(B, D, device=device)
+    w = torch.randn(D, K, device=device)
+    text("Timing needs warm-up runs, several trials, and (on CUDA) waiting for the queued "
+         "kernels to finish before reading the clock:")
+    link(time_matmul)
+    link(measure_matmul)
+    float32_measurement = measure_matmul(x, w)  # @inspect float32_measurement
+    actual_time = float32_measurement.seconds  # @inspect actual_time
+    actual_flop_per_sec = float32_measurement.flop_per_sec  # @inspect actual_flop_per_sec
+    text("Every GPU has a datasheet with its peak FLOP/s, and the peak depends heavily on "
+         "the dtype:")
+    promised_flop_per_sec = float32_measurement.promised.flop_per_sec  # @inspect promised_flop_per_sec
+    promised_note = float32_measurement.promised.note  # @inspect promised_note
+    text("**Model FLOPs utilization** (MFU) = actual FLOP/s / promised FLOP/s, leaving "
+         "communication and overhead aside. MFU of 0.5 or more is quite good (higher when "
+         "matmuls dominate).")
+    mfu = float32_measurement.mfu  # @inspect mfu
+    text("The same in bfloat16:")
+    bf16_measurement = measure_matmul(x.to(torch.bfloat16), w.to(torch.bfloat16))  # @inspect bf16_measurement
+    bf16_actual_flop_per_sec = bf16_measurement.flop_per_sec  # @inspect bf16_actual_flop_per_sec
+    bf16_promised_flop_per_sec = bf16_measurement.promised.flop_per_sec  # @inspect bf16_promised_flop_per_sec
+    bf16_mfu = bf16_measurement.mfu  # @inspect bf16_mfu
+    if device.type == "cuda":
+        text("On a GPU, bfloat16 runs much faster than float32 (tensor cores); MFU is often "
+             "lower than one hopes: the promised figures are optimistic.")
+    else:
+        text("On a CPU there is no vendor peak to compare with, so MFU is left empty rather "
+             "than invented; and bfloat16 is rarely faster on CPUs.")
+    text("Summary: matmuls dominate, 2mnk FLOPs; FLOP/s depend on the hardware (H100 >> "
+         "A100) and the dtype (bfloat16 >> float32); MFU = actual / promised.")
+
+
+def gradients_basics():
+    text("## Gradients")
+    text("So far: build tensors and push them through operations (the forward pass). Now "
+         "the backward pass. A worked example, $\\text{loss} = 0.5 (x \\cdot w - 5)^2$:")
+    x = torch.tensor([1.0, 2, 3])
+    w = torch.tensor([1.0, 1, 1], requires_grad=True)  # we want its gradient
+    pred_y = x @ w  # @inspect pred_y
+    loss = 0.5 * (pred_y - 5).pow(2)  # @inspect loss
+    loss.backward()
+    w_grad = w.grad  # @inspect w_grad
+    text("$x \\cdot w = 6$, so the gradient is $(6 - 5) \\cdot x = [1, 2, 3]$. Only leaf "
+         "tensors that asked for it get a `.grad`: not x (no `requires_grad`), and not the "
+         "intermediate results pred_y and loss (not leaves).")
+    x_grad = x.grad  # @inspect x_grad
+
+
+def gradients_flops():
+    text("## FLOPs of the backward pass")
+    text("Back to the linear model, with two layers: x --w1--> h1 --w2--> h2 -> loss.")
+    B, D, K = matmul_sizes()  # @inspect B D K
+    device = get_device()
+    x = torch.ones(B, D, device=device)
+    w1 = torch.randn(D, D, device=device, requires_grad=True)
+    w2 = torch.randn(D, K, device=device, requires_grad=True)
+    h1 = x @ w1
+    h2 = h1 @ w2
+    loss = h2.pow(2).mean()
+    num_forward_flops = (2 * B * D * D) + (2 * B * D * K)  # @inspect num_forward_flops
+    h1.retain_grad()  # keep the intermediate gradients, to look at them
+    h2.retain_grad()
+    loss.backward()
+    text("Take w2 and apply the chain rule. Its gradient, "
+         "w2.grad[j, k] = sum_i h1[i, j] * h2.grad[i, k], is a (D x B) @ (B x K) matmul:")
+    num_backward_flops = 2 * B * D * K  # @inspect num_backward_flops
+    text("and the gradient passed on to h1, h1.grad[i, j] = sum_k w2[j, k] * h2.grad[i, k], "
+         "another one of the same size:")
+    num_backward_flops += 2 * B * D * K  # @inspect num_backward_flops
+    text("That was w2 (D x K parameters). w1 (D x D) costs the same two matmuls, though "
+         "x.grad itself is never needed:")
+    num_backward_flops += (2 + 2) * B * D * D  # @inspect num_backward_flops
+    backward_to_forward = num_backward_flops / num_forward_flops  # @inspect backward_to_forward
+    link(flops_calculus)
+    text("Putting it together, per data point and parameter:")
+    text("- forward: 2 FLOPs;")
+    text("- backward: 4 FLOPs;")
+    text("- total: **6 x data points x parameters**.")
+    num_parameters = D * D + D * K
+    assert forward_flops(B, num_parameters) == num_forward_flops
+    assert backward_flops(B, num_parameters) == num_backward_flops
+    total_step_flops = forward_backward_flops(B, num_parameters)  # @inspect total_step_flops
+
+
+# ---------------------------------------------------------------------------------------
+# Models
+
+
+def module_parameters():
+    text("## Parameters")
+    text("Model parameters are `nn.Parameter`s: tensors that a module registers.")
+    input_dim = 16384
+    output_dim = 32
+    w = nn.Parameter(torch.randn(input_dim, output_dim))
+    is_tensor = isinstance(w, torch.Tensor)  # @inspect is_tensor
+    # the plain tensor inside the parameter
+    data_type = type(w.data).__name__  # @inspect data_type
+
+
+def parameter_initialization():
+    text("## Initialization")
+    input_dim = 16384
+    output_dim = 32
+    x = torch.randn(input_dim)
+    w = torch.randn(input_dim, output_dim)
+    output = x @ w  # @inspect output
+    unscaled_output_std = output.std().item()  # @inspect unscaled_output_std
+    text("Each output is a sum of 16384 unit-variance terms, so it grows like "
+         "sqrt(input_dim) = 128. Large values make gradients explode and training "
+         "unstable.")
+    text("Scale by 1/sqrt(input_dim) and the output no longer depends on the width:")
+    w = torch.randn(input_dim, output_dim) / math.sqrt(input_dim)
+    output = x @ w  # @inspect output
+    scaled_output_std = output.std().item()  # @inspect scaled_output_std
+    text("Up to a constant, that is Xavier initialization. To be safer still, truncate the "
+         "normal at 3 standard deviations so no outlier weights appear:")
+    link(xavier_paper)
+    link(Linear)
+    layer = Linear(input_dim, output_dim, truncate=True)
+    largest_weight_in_stds = (layer.weight.abs().max() * math.sqrt(input_dim)).item()  # @inspect largest_weight_in_stds
+
+
+def custom_model():
+    text("## A model of our own")
+    text("A deep linear model built from those layers:")
+    link(Cruncher)
+    D = 64  # dimension
+    num_layers = 2
+    model = Cruncher(dim=D, num_layers=num_layers)
+    param_sizes = [(name, parameter.numel()) for name, parameter in model.state_dict().items()]  # @inspect param_sizes
+    link(get_num_parameters)
+    num_parameters = get_num_parameters(model)  # @inspect num_parameters
+    assert num_parameters == D * D + D * D + D
+    text("Move the model to the GPU (when there is one), then run it on data:")
+    device = get_device()
+    model = model.to(device)
+    B = 8  # batch size
+    x = torch.randn(B, D, device=device)
+    y = model(x)  # @inspect y
+
+
+def note_about_randomness():
+    text("## Randomness")
+    text("Randomness enters in many places: initialization, dropout, data order. For "
+         "reproducibility, pass a seed to every use of randomness; determinism is "
+         "especially precious when hunting a bug.")
+    text("Three generators to seed, every time:")
+    seed = 0
+    torch.manual_seed(seed)
+    np.random.seed(seed)
+    random.seed(seed)
+    draws = [torch.rand(1).item(), np.random.rand(), random.random()]  # @inspect draws
+    torch.manual_seed(seed)
+    np.random.seed(seed)
+    random.seed(seed)
+    same_draws = [torch.rand(1).item(), np.random.rand(), random.random()]  # @inspect same_draws
+    assert draws == same_draws
+
+
+def data_loading():
+    text("## Data loading")
+    text("For language modeling, data is one long sequence of integers (the tokenizer's "
+         "output), conveniently stored as a raw numpy array:")
+    link(save_tokens)
+    link(load_tokens)
+    orig_data = np.arange(1, 11, dtype=np.int32)  # @inspect orig_data
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "data.bin"
+        save_tokens(orig_data, path)
+        file_size = path.stat().st_size  # @inspect file_size
+        text("Loading it all into memory is not an option at scale (LLaMA's data is 2.8 TB): "
+             "`np.memmap` maps the file and reads only the pages that are touched.")
+        data = load_tokens(path)  # @inspect data
+        assert np.array_equal(data, orig_data)
+        text("A batch is a set of random windows; the targets are the inputs shifted by "
+             "one token:")
+        link(get_batch)
+        generator = torch.Generator().manual_seed(0)
+        inputs, targets = get_batch(data, batch_size=2, context_length=4, device=get_device(), generator=generator)  # @inspect inputs targets
+        del data
+    text("On a GPU the batch goes through *pinned* (page-locked) memory and a non-blocking "
+         "copy, so the next batch can be loaded on the CPU while the GPU works on this one.")
+    link(pinned_memory_blog)
+
+
+def optimizers():
+    text("## Optimizers")
+    text("The lineage, one idea at a time:")
+    text("- momentum = SGD + an exponential average of the gradient;")
+    text("- AdaGrad = SGD + dividing by the root of the summed squared gradients;")
+    link(adagrad_paper)
+    text("- RMSProp = AdaGrad with an exponential average of squared gradients instead of "
+         "a sum;")
+    text("- Adam = RMSProp + momentum;")
+    link(adam_paper)
+    text("- AdamW = Adam with weight decay applied to the weights directly.")
+    link(adamw_paper)
+    link(SGD)
+    link(AdaGrad)
+    text("One AdaGrad step on the two-layer D=4 model:")
+    device = get_device()
+    model = Cruncher(dim=4, num_layers=2).to(device)
+    optimizer = AdaGrad(model.parameters(), lr=0.01)
+    weights_before = [parameter.detach().clone() for parameter in model.parameters()]
+    x = torch.randn(2, 4, device=device)
+    y = torch.tensor([4.0, 5.0], device=device)
+    pred_y = model(x)
+    loss = F.mse_loss(input=pred_y, target=y)  # @inspect loss
+    loss.backward()
+    optimizer.step()
+    changes = torch.cat([(after.detach() - before).flatten()
+                         for before, after in zip(weights_before, model.parameters())])
+    largest_change = changes.abs().max().item()  # @inspect largest_change
+    text("On the first step the summed squares equal grad^2, so every weight moves by "
+         "lr x grad / |grad|: about 0.01 either way.")
+    g2_state = optimizer.state[model.final.weight]["g2"]  # @inspect g2_state
+    optimizer.zero_grad(set_to_none=True)  # free the gradients' memory (optional)
+
+
+def optimizer_state_table():
+    text("## Optimizer state")
+    text("What each optimizer keeps per parameter is memory. One step of each on the same "
+         "model, counting the values in their `state`:")
+    link(get_num_state_values)
+    device = get_device()
+    classes = [SGD, Momentum, AdaGrad, RMSProp, Adam, AdamW]
+    state_values_per_parameter = {}  # @inspect state_values_per_parameter
+    for optimizer_class in classes:
+        torch.manual_seed(0)
+        model = Cruncher(dim=4, num_layers=2).to(device)
+        optimizer = optimizer_class(model.parameters(), lr=0.01)
+        loss = model(torch.randn(2, 4, device=device)).pow(2).mean()
+        loss.backward()
+        optimizer.step()
+        ratio = get_num_state_values(optimizer) / get_num_parameters(model)
+        state_values_per_parameter[optimizer_class.__name__] = ratio  # @inspect state_values_per_parameter
+    table = ["| optimizer | state | values per parameter |", "| --- | --- | ---: |"]
+    for name, what in [("SGD", "none"), ("Momentum", "average of g"), ("AdaGrad", "sum of g²"),
+                       ("RMSProp", "average of g²"), ("Adam", "averages of g and g²"),
+                       ("AdamW", "averages of g and g²")]:
+        table.append(f"| {name} | {what} | {state_values_per_parameter[name]:g} |")
+    text("\n".join(table))
+    text("Adam's two averages are why training with it costs 16 bytes per float32 "
+         "parameter.")
+
+
+def memory_and_compute_per_step():
+    text("## Memory and compute of one step")
+    text("The two-layer model again, D = 4, batch B = 2, AdaGrad:")
+    B, D, num_layers = 2, 4, 2
+    num_parameters = (D * D * num_layers) + D  # @inspect num_parameters
+    assert num_parameters == get_num_parameters(Cruncher(dim=D, num_layers=num_layers))
+    num_activations = B * D * num_layers  # @inspect num_activations
+    num_gradients = num_parameters  # @inspect num_gradients
+    # AdaGrad: one sum per parameter
+    num_optimizer_states = num_parameters  # @inspect num_optimizer_states
+    text("Everything in float32 (4 bytes):")
+    link(training_step_memory)
+    total_memory = 4 * (num_parameters + num_activations + num_gradients + num_optimizer_states)  # @inspect total_memory
+    assert total_memory == training_step_memory(num_parameters, num_activations, num_gradients, num_optimizer_states)
+    text("Compute for one step, by the 6x rule:")
+    link(forward_backward_flops)
+    flops = forward_backward_flops(B, num_parameters)  # @inspect flops
+    text("Transformers are more involved, but the accounting is the same idea; assignment "
+         "1 asks for it.")
+    link(transformer_memory_blog)
+    link(transformer_flops_blog)
+
+
+def train_loop():
+    text("## The training loop")
+    text("Data from a linear function with weights (0, 1, 2, ..., D-1), and a loop: get a "
+         "batch, forward (loss), backward (gradients), step, zero the gradients.")
+    link(train)
+    text("The original lecture's version quietly ignored `num_layers` and `lr` (it always "
+         "built a 0-layer model and used lr=0.01), so its two runs differed only in their "
+         "random data. This one honours every argument:")
+    link(regression_task)
+    D = 16
+    get_regression_batch = regression_task(D)
+    true_w = torch.arange(D, dtype=torch.float32)  # @inspect true_w
+    num_train_steps = 100
+    slow_losses = train(get_regression_batch, dim=D, num_layers=0, batch_size=4, num_train_steps=num_train_steps, lr=0.01)  # @inspect slow_losses
+    fast_losses = train(get_regression_batch, dim=D, num_layers=0, batch_size=4, num_train_steps=num_train_steps, lr=0.1)  # @inspect fast_losses
+    plot(loss_curves_figure({"lr = 0.01": slow_losses, "lr = 0.1": fast_losses}))  # @stepover
+    slow_final_loss = sum(slow_losses[-10:]) / 10  # @inspect slow_final_loss
+    fast_final_loss = sum(fast_losses[-10:]) / 10  # @inspect fast_final_loss
+    text("Both runs see the same batches (train seeds everything first). With lr=0.1 the "
+         "loss is near zero after about 40 steps; with lr=0.01 it is still noisy and large "
+         "after 100. Tuning hyperparameters is worth it.")
+
+
+def checkpointing():
+    text("## Checkpointing")
+    text("Training takes long and will crash somewhere; losing all progress is not an "
+         "option. Save the model and optimizer state (and the iteration, and the random "
+         "generators) to disk periodically:")
+    link(save_checkpoint)
+    link(load_checkpoint)
+    device = get_device()
+    model = Cruncher(dim=64, num_layers=3).to(device)
+    optimizer = AdaGrad(model.parameters(), lr=0.01)
+    loss = model(torch.randn(8, 64, device=device)).pow(2).mean()
+    loss.backward()
+    optimizer.step()
+    checkpoint = io.BytesIO()  # a file on disk in real life
+    save_checkpoint(model, optimizer, iteration=1, out=checkpoint)
+    checkpoint_bytes = checkpoint.getbuffer().nbytes  # @inspect checkpoint_bytes
+    checkpoint.seek(0)
+    restored_model = Cruncher(dim=64, num_layers=3).to(device)
+    restored_optimizer = AdaGrad(restored_model.parameters(), lr=0.01)
+    resumed_iteration = load_checkpoint(checkpoint, restored_model, restored_optimizer)  # @inspect resumed_iteration
+    weights_restored = all(torch.equal(a, b) for a, b in zip(model.parameters(), restored_model.parameters()))  # @inspect weights_restored
+
+
+def mixed_precision_training():
+    text("## Mixed precision training")
+    text("Every dtype is a trade-off: higher precision is more accurate and stable but "
+         "costs memory and compute; lower precision is the opposite.")
+    text("The best of both: float32 by default, bfloat16 (or fp8) where it is safe. "
+         "Concretely: lower precision for the forward pass (activations, matmuls), float32 "
+         "for the rest (parameters, gradients, optimizer state).")
+    link(mixed_precision_paper)
+    link(pytorch_amp)
+    link(nvidia_mixed_precision)
+    device = get_device()
+    model = Cruncher(dim=16, num_layers=2).to(device)
+    x = torch.randn(4, 16, device=device)
+    with torch.autocast(device_type=device.type, dtype=torch.bfloat16):
+        y = model(x)
+    # The matmuls ran in bfloat16
+    output_dtype = y.dtype  # @inspect output_dtype
+    # The weights stayed float32
+    parameter_dtype = model.final.weight.dtype  # @inspect parameter_dtype
+    y.float().pow(2).mean().backward()
+    gradient_dtype = model.final.weight.grad.dtype  # @inspect gradient_dtype
+    text("The training loop does this when asked:")
+    mixed_precision_losses = train(regression_task(16), dim=16, num_layers=0, batch_size=4, num_train_steps=10, lr=0.1, mixed_precision=True)  # @inspect mixed_precision_losses
+    text("NVIDIA's Transformer Engine runs linear layers in FP8, and FP8-LM trains in FP8 "
+         "throughout.")
+    link(fp8_lm)
+
+
+# ---------------------------------------------------------------------------------------
+# Exercises
+
+
+def exercise_napkin_math_rtx4080():
+    text("## Exercise: napkin math for a small run")
+    text("How long to train 125M parameters on 2.5B tokens on 4 RTX 4080s at MFU 0.4, with "
+         "a dense bfloat16 peak of 97.5 TFLOP/s per card?")
+    rtx4080_flop_per_sec = 97.5e12  # @inspect rtx4080_flop_per_sec
+    small_run_flops = training_flops(2.5e9, 125e6)  # @inspect small_run_flops
+    seconds = seconds_to_train(125e6, 2.5e9, num_devices=4, flop_per_sec_per_device=rtx4080_flop_per_sec, mfu=0.4)  # @inspect seconds
+    hours = seconds / 3600  # @inspect hours
+    text("About 12,000 seconds: 3.3 hours.")
+
+
+def exercise_matmul_mfu():
+    text("## Exercise: MFU on the machine at hand")
+    text("Time the lecture's matmul in float32 and bfloat16 and compute MFU. On a GPU the "
+         "sizes are B=16384, D=32768, K=8192 (about 4 GB of matrices).")
+    B, D, K = matmul_sizes()  # @inspect B D K
+    device = get_device()  # @inspect device
+    x = torch.randn(B, D, device=device)
+    w = torch.randn(D, K, device=device)
+    results = {}  # @inspect results
+    for dtype in (torch.float32, torch.bfloat16):
+        measurement = measure_matmul(x.to(dtype), w.to(dtype))
+        results[str(dtype)] = {"seconds": measurement.seconds, "TFLOP/s": measurement.flop_per_sec / 1e12,  # @inspect results
+                               "MFU": measurement.mfu, "promised": measurement.promised.note}
+    text("Where no promised figure exists (a CPU, an unlisted GPU) MFU stays empty: look "
+         "up your device's datasheet, mind whether it quotes sparsity, and divide.")
+
+
+# ---------------------------------------------------------------------------------------
+# Helpers used by the lecture (sizes, figures)
+
+
+def matmul_sizes() -> tuple[int, int, int]:
+    """(B, D, K) for the matmul examples: the lecture's GPU sizes, or small ones on a CPU."""
+    if torch.cuda.is_available():
+        return 16384, 32768, 8192
+    return 1024, 256, 64
+
+
+def bit_layout(dtype: torch.dtype) -> dict[str, int]:
+    """Sign, exponent and mantissa bits of a float format, read off torch.finfo.
+
+    eps = 2^-mantissa_bits; the exponent takes the bits left after the sign.
+    """
+    info = torch.finfo(dtype)
+    mantissa = round(-math.log2(info.eps))
+    return {"sign": 1, "exponent": info.bits - 1 - mantissa, "mantissa": mantissa}
+
+
+def bit_layout_figure(dtypes: list[torch.dtype]):
+    colors = {"sign": "#d9534f", "exponent": "#5bc0de", "mantissa": "#5cb85c"}
+    figure = Figure(figsize=(9, 0.9 * len(dtypes) + 0.3))
+    axes = figure.subplots()
+    for row, dtype in enumerate(dtypes):
+        y = -1.6 * row
+        start = 0
+        for field, width in bit_layout(dtype).items():
+            for bit in range(start, start + width):
+                axes.add_patch(Rectangle((bit, y - 0.4), 0.9, 0.8, color=colors[field]))
+            axes.text(start + width / 2 - 0.05, y + 0.65, f"{field} ({width})", ha="center", va="bottom", fontsize=9)
+            start += width
+        axes.text(-0.6, y, str(dtype).removeprefix("torch."), ha="right", va="center", fontsize=11)
+    axes.set_xlim(-8, 32.5)
+    axes.set_ylim(-1.6 * (len(dtypes) - 1) - 0.6, 1.3)
+    axes.axis("off")
+    figure.tight_layout()
+    return figure
+
+
+def loss_curves_figure(curves: dict[str, list[float]]):
+    figure = Figure(figsize=(6, 3))
+    axes = figure.subplots()
+    for label, losses in curves.items():
+        axes.plot(range(1, len(losses) + 1), losses, label=label)
+    axes.set_yscale("log")
+    axes.set_xlabel("step")
+    axes.set_ylabel("training loss (MSE)")
+    axes.legend()
+    axes.grid(True, alpha=0.3)
+    figure.tight_layout()
+    return figure
+
+
+# ---------------------------------------------------------------------------------------
+# References
+
+
+zero = Reference(title="ZeRO: Memory Optimizations Toward Training Trillion Parameter Models",
+                 url="https://arxiv.org/abs/1910.02054",
+                 authors=("Samyam Rajbhandari", "Jeff Rasley", "Olatunji Ruwase", "Yuxiong He"), date="2019")
+assignment1_handout = Reference(title="CS336 assignment 1 (basics): handout and code",
+                                url="https://github.com/stanford-cs336/assignment1-basics",
+                                organization="Stanford CS336", date="2025")
+transformer_math = Reference(title="Formal Algorithms for Transformers", url="https://arxiv.org/abs/2207.09238",
+                             authors=("Mary Phuong", "Marcus Hutter"), date="2022")
+illustrated_transformer = Reference(title="The Illustrated Transformer",
+                                    url="https://jalammar.github.io/illustrated-transformer/",
+                                    authors=("Jay Alammar",), date="2018")
+illustrated_gpt2 = Reference(title="The Illustrated GPT-2", url="https://jalammar.github.io/illustrated-gpt2/",
+                             authors=("Jay Alammar",), date="2019")
+pytorch_tensors_docs = Reference(title="torch.Tensor", url="https://pytorch.org/docs/stable/tensors.html",
+                                 organization="PyTorch")
+float32_wikipedia = Reference(title="Single-precision floating-point format",
+                              url="https://en.wikipedia.org/wiki/Single-precision_floating-point_format",
+                              organization="Wikipedia")
+float16_wikipedia = Reference(title="Half-precision floating-point format",
+                              url="https://en.wikipedia.org/wiki/Half-precision_floating-point_format",
+                              organization="Wikipedia")
+bfloat16_wikipedia = Reference(title="bfloat16 floating-point format",
+                               url="https://en.wikipedia.org/wiki/Bfloat16_floating-point_format",
+                               organization="Wikipedia")
+nvidia_fp8_primer = Reference(title="Using FP8 with Transformer Engine",
+                              url="https://docs.nvidia.com/deeplearning/transformer-engine/user-guide/examples/fp8_primer.html",
+                              organization="NVIDIA")
+fp8_formats_paper = Reference(title="FP8 Formats for Deep Learning", url="https://arxiv.org/abs/2209.05433",
+                              authors=("Paulius Micikevicius", "et al."), date="2022")
+stride_docs = Reference(title="torch.Tensor.stride", url="https://pytorch.org/docs/stable/generated/torch.Tensor.stride.html",
+                        organization="PyTorch")
+einops_tutorial = Reference(title="Einops tutorial, part 1: basics", url="https://einops.rocks/1-einops-basics/",
+                            authors=("Alex Rogozhnikov",))
+jaxtyping_docs = Reference(title="jaxtyping", url="https://docs.kidger.site/jaxtyping/", authors=("Patrick Kidger",))
+gpt3_paper = Reference(title="Language Models are Few-Shot Learners", url="https://arxiv.org/abs/2005.14165",
+                       authors=("Tom B. Brown", "et al."), organization="OpenAI", date="2020")
+gpt4_flops_estimate = Reference(title="GPT-4 Architecture, Infrastructure, Training Dataset, Costs, Vision, MoE",
+                                url="https://www.semianalysis.com/p/gpt-4-architecture-infrastructure",
+                                organization="SemiAnalysis", date="2023-07-10")
+executive_order = Reference(title="Executive Order 14110: Safe, Secure, and Trustworthy Development and Use of Artificial Intelligence",
+                            url="https://www.federalregister.gov/documents/2023/11/01/2023-24283/safe-secure-and-trustworthy-development-and-use-of-artificial-intelligence",
+                            organization="Federal Register", date="2023-11-01")
+a100_datasheet = Reference(title="NVIDIA A100 Tensor Core GPU", url="https://www.nvidia.com/en-us/data-center/a100/",
+                           organization="NVIDIA")
+h100_datasheet = Reference(title="NVIDIA H100 Tensor Core GPU", url="https://www.nvidia.com/en-us/data-center/h100/",
+                           organization="NVIDIA")
+flops_calculus = Reference(title="The FLOPs Calculus of Language Model Training",
+                           url="https://medium.com/@dzmitrybahdanau/the-flops-calculus-of-language-model-training-3b19c1f025e4",
+                           authors=("Dzmitry Bahdanau",), date="2022")
+xavier_paper = Reference(title="Understanding the difficulty of training deep feedforward neural networks",
+                         url="https://proceedings.mlr.press/v9/glorot10a/glorot10a.pdf",
+                         authors=("Xavier Glorot", "Yoshua Bengio"), date="2010")
+pinned_memory_blog = Reference(title="How to Optimize Data Transfers in CUDA C/C++",
+                               url="https://developer.nvidia.com/blog/how-optimize-data-transfers-cuda-cc/",
+                               authors=("Mark Harris",), organization="NVIDIA", date="2012")
+adagrad_paper = Reference(title="Adaptive Subgradient Methods for Online Learning and Stochastic Optimization",
+                          url="https://jmlr.org/papers/v12/duchi11a.html",
+                          authors=("John Duchi", "Elad Hazan", "Yoram Singer"), date="2011")
+adam_paper = Reference(title="Adam: A Method for Stochastic Optimization", url="https://arxiv.org/abs/1412.6980",
+                       authors=("Diederik P. Kingma", "Jimmy Ba"), date="2014")
+adamw_paper = Reference(title="Decoupled Weight Decay Regularization", url="https://arxiv.org/abs/1711.05101",
+                        authors=("Ilya Loshchilov", "Frank Hutter"), date="2017")
+transformer_memory_blog = Reference(title="Transformer memory usage", url="https://erees.dev/transformer-memory/",
+                                    authors=("Eric Rees",))
+transformer_flops_blog = Reference(title="Transformer FLOPs", url="https://www.adamcasson.com/posts/transformer-flops",
+                                   authors=("Adam Casson",), date="2023")
+mixed_precision_paper = Reference(title="Mixed Precision Training", url="https://arxiv.org/abs/1710.03740",
+                                  authors=("Paulius Micikevicius", "et al."), date="2017")
+pytorch_amp = Reference(title="Automatic Mixed Precision package: torch.amp", url="https://pytorch.org/docs/stable/amp.html",
+                        organization="PyTorch")
+nvidia_mixed_precision = Reference(title="Train With Mixed Precision",
+                                   url="https://docs.nvidia.com/deeplearning/performance/mixed-precision-training/index.html",
+                                   organization="NVIDIA")
+fp8_lm = Reference(title="FP8-LM: Training FP8 Large Language Models", url="https://arxiv.org/abs/2310.18313",
+                   authors=("Houwen Peng", "et al."), date="2023")
+
+
+if __name__ == "__main__":
+    main()

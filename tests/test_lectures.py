@@ -1,0 +1,299 @@
+"""Lectures 1 and 2 (and the framework tour) trace cleanly and compute what they teach.
+
+The lectures are traced once per session with the real CLI, in a subprocess, exactly as
+`make run` does; every test below reads the written traces through `load_trace`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cs336_lectures import load_trace
+
+ROOT = Path(__file__).resolve().parents[1]
+LECTURES = ("lecture_01", "lecture_02", "example_basics")
+
+
+@pytest.fixture(scope="module")
+def traced(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
+    """Trace every lecture with `python -m cs336_lectures trace`; (the process, the output folder)."""
+    out = tmp_path_factory.mktemp("lecture-traces")
+    files = [f"lectures/{name}.py" for name in LECTURES]
+    # conftest.py puts TIKTOKEN_CACHE_DIR into os.environ when ../shared is present; the
+    # subprocess inherits it, so GPT-2's tokenizer loads offline.
+    process = subprocess.run(
+        [sys.executable, "-m", "cs336_lectures", "trace", *files, "-o", str(out), "--quiet"],
+        cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=600,
+    )
+    return process, out
+
+
+@pytest.fixture(scope="module")
+def lecture_01(traced):
+    return load_trace(traced[1] / "lecture_01.json")
+
+
+@pytest.fixture(scope="module")
+def lecture_02(traced):
+    return load_trace(traced[1] / "lecture_02.json")
+
+
+def last(trace, name: str):
+    """The last recorded value of an inspected name (failing clearly when it was never recorded)."""
+    values = trace.values_of(name)
+    assert values, f"{name} was never inspected in {trace.header['title']}"
+    return values[-1]
+
+
+def tensor_data(value) -> list:
+    """The contents of a decoded tensor value."""
+    assert isinstance(value, dict) and "data" in value, f"not a small decoded tensor: {value!r}"
+    return value["data"]
+
+
+# ---------------------------------------------------------------- every lecture
+
+
+def test_cli_succeeds(traced):
+    process, _ = traced
+    assert process.returncode == 0, process.stderr
+
+
+@pytest.mark.parametrize("name", LECTURES)
+def test_trace_is_complete_and_valid(traced, validate_trace, name):
+    path = traced[1] / f"{name}.json"
+    raw = validate_trace(path)
+    header = raw["header"]
+    assert header["status"] == "ok", header.get("message")
+    assert header["entry"] == "main"
+    assert header["num_steps"] == len(raw["steps"]) > 0
+    assert not any("x" in step[2] for step in raw["steps"] if len(step) > 2)
+
+
+@pytest.mark.parametrize("name", LECTURES)
+def test_lecture_has_headings_links_and_plots(traced, name):
+    raw = json.loads((traced[1] / f"{name}.json").read_text())
+    renderings = [r for step in raw["steps"] if len(step) > 2 for r in step[2].get("r", [])]
+    kinds = {rendering["type"] for rendering in renderings}
+    assert {"markdown", "link", "plot"} <= kinds
+    assert any(rendering.get("headings") for rendering in renderings)
+    plots = [r for r in renderings if r["type"] == "plot"]
+    for rendering in plots:
+        src = rendering["src"]
+        assert src.startswith("data:") or (traced[1] / src).is_file()
+    # Internal links point at real lines of files included in the trace.
+    for rendering in renderings:
+        if rendering["type"] == "link" and "file" in rendering:
+            lines = raw["files"][rendering["file"]]["source"].splitlines()
+            assert 1 <= rendering["line"] <= len(lines)
+
+
+def test_lectures_link_into_the_package(traced):
+    for name in ("lecture_01", "lecture_02"):
+        raw = json.loads((traced[1] / f"{name}.json").read_text())
+        paths = {file["path"] for file in raw["files"]}
+        assert any("cs336_lectures/" in path for path in paths), paths
+
+
+def test_external_references_have_titles(traced):
+    raw = json.loads((traced[1] / "lecture_01.json").read_text())
+    links = [r for step in raw["steps"] if len(step) > 2 for r in step[2].get("r", [])
+             if r["type"] == "link" and "url" in r]
+    assert len(links) > 50
+    assert all(link["title"] and link["url"].startswith(("http://", "https://")) for link in links)
+    titles = {link["title"] for link in links}
+    assert "Neural Machine Translation of Rare Words with Subword Units" in titles
+    assert "Attention Is All You Need" in titles
+
+
+def test_section_traces_alone(tmp_path):
+    process = subprocess.run(
+        [sys.executable, "-m", "cs336_lectures", "trace", "lectures/lecture_01.py",
+         "--section", "bpe_training", "-o", str(tmp_path), "--quiet"],
+        cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=300,
+    )
+    assert process.returncode == 0, process.stderr
+    trace = load_trace(tmp_path / "lecture_01.bpe_training.json")
+    assert trace.header["entry"] == "bpe_training"
+    assert last(trace, "merges") == {(116, 104): 256, (256, 101): 257, (257, 32): 258}
+
+
+# ---------------------------------------------------------------- lecture 1
+
+
+def test_lecture_01_course_numbers(lecture_01):
+    assert last(lecture_01, "chinchilla_tokens") == pytest.approx(28e9)
+    assert last(lecture_01, "yearly_gain") == pytest.approx(44 ** (1 / 7))
+    shares = last(lecture_01, "attention_share")
+    assert shares == sorted(shares, reverse=True)  # attention matters less as models grow
+    assert shares[0] > 0.3 and shares[-1] < 0.03
+    assert lecture_01.values_of("total") == [0, 1, 3, 6]
+
+
+def test_lecture_01_character_and_byte_tokenizers(lecture_01):
+    assert last(lecture_01, "character_indices") == [
+        72, 101, 108, 108, 111, 44, 32, 127757, 33, 32, 1055, 1088, 1080, 1074, 1077, 1090, 33]
+    assert last(lecture_01, "character_vocabulary_size") == 127758
+    assert last(lecture_01, "character_compression_ratio") == pytest.approx(26 / 17)
+    assert len(last(lecture_01, "byte_indices")) == 26
+    assert last(lecture_01, "byte_compression_ratio") == 1.0
+    assert last(lecture_01, "earth_bytes") == b"\xf0\x9f\x8c\x8d"
+
+
+def test_lecture_01_word_segmentation(lecture_01):
+    assert last(lecture_01, "simple_segments") == [
+        "I", "'", "ll", " ", "say", " ", "supercalifragilisticexpialidocious", "!"]
+    assert last(lecture_01, "gpt2_segments") == [
+        "I", "'ll", " say", " supercalifragilisticexpialidocious", "!"]
+    assert last(lecture_01, "word_compression_ratio") == pytest.approx(8.8)
+
+
+def test_lecture_01_bpe_merges_step_by_step(lecture_01):
+    assert lecture_01.values_of("pair") == [(116, 104), (256, 101), (257, 32)]
+    assert lecture_01.values_of("new_token") == [b"th", b"the", b"the "]
+    assert last(lecture_01, "indices") == [258, 99, 97, 116, 32, 105, 110, 32, 258, 104, 97, 116]
+    assert last(lecture_01, "bpe_merges") == {(116, 104): 256, (256, 101): 257, (257, 32): 258}
+    assert last(lecture_01, "bpe_indices") == [
+        258, 113, 117, 105, 99, 107, 32, 98, 114, 111, 119, 110, 32, 102, 111, 120]
+    assert last(lecture_01, "first_token") == b"the "
+
+
+def test_lecture_01_full_tokenizer_keeps_special_tokens(lecture_01):
+    tokens = last(lecture_01, "full_bpe_tokens")
+    assert b"<|endoftext|>" in tokens
+    assert b"".join(tokens) == "the cat<|endoftext|>the hat".encode()
+
+
+def test_lecture_01_exercise_russian_bpe(lecture_01):
+    assert last(lecture_01, "emoji_merge") == 7
+    assert last(lecture_01, "mama_merge") == 8
+    halves = last(lecture_01, "half_character_tokens")
+    assert b"\xd0\xbc\xd1" in halves and b"\xf0\x9f" in halves
+
+
+def test_lecture_01_gpt2(lecture_01, gpt2_cache):
+    assert last(lecture_01, "gpt2_indices") == [
+        15496, 11, 12520, 234, 235, 0, 12466, 253, 21169, 18849, 38857, 16843, 20375, 0]
+    assert last(lecture_01, "gpt2_compression_ratio") == pytest.approx(26 / 14)
+    assert last(lecture_01, "same_as_tiktoken") is True
+    assert last(lecture_01, "our_gpt2_indices")[-1] == 50256  # <|endoftext|>
+
+
+def test_lecture_01_exercise_russian_vs_english(lecture_01, gpt2_cache):
+    russian = last(lecture_01, "russian_compression_ratio")
+    english = last(lecture_01, "english_compression_ratio")
+    assert english > 2 * russian
+    assert last(lecture_01, "russian_num_tokens") > 3 * last(lecture_01, "english_num_tokens")
+
+
+def test_lecture_01_without_gpt2_files_degrades(tmp_path):
+    """With an empty tiktoken cache and no network the lecture says so instead of crashing."""
+    env = dict(os.environ, TIKTOKEN_CACHE_DIR=str(tmp_path / "empty-cache"),
+               HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9")
+    (tmp_path / "empty-cache").mkdir()
+    process = subprocess.run(
+        [sys.executable, "-m", "cs336_lectures", "trace", "lectures/lecture_01.py",
+         "--section", "tokenization_examples", "-o", str(tmp_path), "--quiet"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+    )
+    assert process.returncode == 0, process.stderr
+    raw = json.loads((tmp_path / "lecture_01.tokenization_examples.json").read_text())
+    html = " ".join(r.get("html", "") for step in raw["steps"] if len(step) > 2
+                    for r in step[2].get("r", []))
+    assert "could not be loaded" in html
+
+
+# ---------------------------------------------------------------- lecture 2
+
+
+def test_lecture_02_napkin_math(lecture_02):
+    assert last(lecture_02, "total_flops") == pytest.approx(6.3e24)
+    assert last(lecture_02, "days") == pytest.approx(144, abs=0.5)
+    assert last(lecture_02, "napkin_days") == pytest.approx(last(lecture_02, "days"))
+    assert last(lecture_02, "bytes_per_param") == 16
+    assert last(lecture_02, "largest_num_parameters") == pytest.approx(40e9)
+
+
+def test_lecture_02_memory_and_dtypes(lecture_02):
+    assert last(lecture_02, "memory") == 128
+    assert last(lecture_02, "gpt3_ffn_bytes") == 2304 * 1024 * 1024
+    assert last(lecture_02, "float32_layout") == {"sign": 1, "exponent": 8, "mantissa": 23}
+    assert last(lecture_02, "float16_layout") == {"sign": 1, "exponent": 5, "mantissa": 10}
+    assert last(lecture_02, "bfloat16_layout") == {"sign": 1, "exponent": 8, "mantissa": 7}
+    assert last(lecture_02, "fp16_value") == 0.0  # 1e-8 underflows in float16
+    assert last(lecture_02, "bf16_value") == pytest.approx(1.0012e-8, rel=1e-3)  # not in bfloat16
+    assert tensor_data(last(lecture_02, "fp16_tiny")) == [0.0]
+    rows = {row["name"]: row for row in last(lecture_02, "rows")}
+    assert rows["float16"]["largest"] == 65504
+    assert rows["bfloat16"]["eps"] == pytest.approx(7.8125e-3)
+    assert last(lecture_02, "e4m3_largest") == 448 and last(lecture_02, "e5m2_largest") == 57344
+
+
+def test_lecture_02_tensor_mechanics(lecture_02):
+    assert last(lecture_02, "strides") == (4, 1)
+    assert last(lecture_02, "index") == 6
+    assert last(lecture_02, "views_share_storage") == [True, True, True, True]
+    assert tensor_data(last(lecture_02, "transposed_after_write"))[0][0] == 100
+    assert last(lecture_02, "is_contiguous") is False
+    assert "view size is not compatible" in last(lecture_02, "view_error")
+    assert last(lecture_02, "copy_shares_storage") is False
+    assert tensor_data(last(lecture_02, "upper")) == [[1, 1, 1], [0, 1, 1], [0, 0, 1]]
+    assert last(lecture_02, "batched_shape") == (4, 8, 16, 2)
+    assert last(lecture_02, "final_shape") == (2, 3, 8)
+
+
+def test_lecture_02_flops(lecture_02):
+    B, D, K = last(lecture_02, "B"), last(lecture_02, "D"), last(lecture_02, "K")
+    assert last(lecture_02, "actual_num_flops") == 2 * B * D * K
+    assert last(lecture_02, "num_forward_flops") == 2 * B * D * D + 2 * B * D * K
+    assert last(lecture_02, "backward_to_forward") == 2.0
+    assert last(lecture_02, "eight_h100_two_weeks") == pytest.approx(9.58e21, rel=1e-3)
+    assert last(lecture_02, "actual_flop_per_sec") > 0
+
+
+def test_lecture_02_mfu_is_absent_rather_than_invented_on_cpu(lecture_02):
+    if lecture_02.header["device"] != "cpu":
+        pytest.skip("traced on a GPU: MFU is computed")
+    assert last(lecture_02, "mfu") is None
+    assert last(lecture_02, "bf16_mfu") is None
+    assert "no MFU" in last(lecture_02, "promised_note")
+
+
+def test_lecture_02_gradient_and_initialization(lecture_02):
+    assert tensor_data(last(lecture_02, "w_grad")) == [1.0, 2.0, 3.0]
+    assert last(lecture_02, "unscaled_output_std") > 30
+    assert 0.3 < last(lecture_02, "scaled_output_std") < 3
+    assert last(lecture_02, "largest_weight_in_stds") <= 3.0 + 1e-5
+    assert last(lecture_02, "param_sizes") == [
+        ("layers.0.weight", 4096), ("layers.1.weight", 4096), ("final.weight", 64)]
+
+
+def test_lecture_02_optimizers_and_step_accounting(lecture_02):
+    assert last(lecture_02, "largest_change") == pytest.approx(0.01, rel=1e-3)
+    assert last(lecture_02, "state_values_per_parameter") == {
+        "SGD": 0, "Momentum": 1, "AdaGrad": 1, "RMSProp": 1, "Adam": 2, "AdamW": 2}
+    assert last(lecture_02, "total_memory") == 496
+    assert last(lecture_02, "flops") == 432
+
+
+def test_lecture_02_training_checkpoint_and_mixed_precision(lecture_02):
+    slow, fast = last(lecture_02, "slow_losses"), last(lecture_02, "fast_losses")
+    assert len(slow) == len(fast) == 100
+    assert slow[0] == fast[0]  # the same data and initialization; only lr differs
+    assert last(lecture_02, "fast_final_loss") < last(lecture_02, "slow_final_loss") / 10
+    assert last(lecture_02, "resumed_iteration") == 1
+    assert last(lecture_02, "weights_restored") is True
+    assert last(lecture_02, "output_dtype") == "torch.bfloat16"
+    assert last(lecture_02, "parameter_dtype") == "torch.float32"
+    assert tensor_data(last(lecture_02, "inputs"))[0][1:] == tensor_data(last(lecture_02, "targets"))[0][:-1]
+
+
+def test_lecture_02_exercise_napkin_math(lecture_02):
+    assert last(lecture_02, "seconds") == pytest.approx(12_000, rel=0.01)
+    assert last(lecture_02, "hours") == pytest.approx(3.3, abs=0.05)

@@ -1,0 +1,322 @@
+"""Tracer controls: directives, errors, limits, sections, determinism, extra traced modules."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import warnings
+
+import pytest
+from test_tracer import trace_program
+
+from cs336_lectures.directives import DirectiveWarning, parse_directives
+from cs336_lectures.tracer import LectureError, trace_lecture
+
+HELPER = """
+def helper(n):
+    total = 0
+    for i in range(n):
+        total += i
+    return total
+"""
+
+
+def test_stepover_does_not_trace_calls_made_on_that_line(tmp_path, validate_trace):
+    source = HELPER + """
+def main():
+    a = helper(2)  # @stepover @inspect a
+    b = helper(2)  # @inspect b
+"""
+    _, _, trace = trace_program(tmp_path, source, validate_trace)
+    assert [(step.function, step.line) for step in trace.steps] == [
+        ("main", 9),  # no helper steps under the @stepover line
+        ("main", 10), ("helper", 3), ("helper", 4), ("helper", 5), ("helper", 4), ("helper", 5),
+        ("helper", 4), ("helper", 6)]
+    assert trace.values_of("a") == [1] and trace.values_of("b") == [1]
+
+
+def test_stepover_also_covers_generators_resumed_on_that_line(tmp_path, validate_trace):
+    source = """
+        def numbers():
+            for n in range(3):
+                yield n
+
+        def main():
+            stream = numbers()
+            first = next(stream)  # @inspect first
+            rest = list(stream)  # @stepover @inspect rest
+            done = True
+        """
+    _, raw, trace = trace_program(tmp_path, source, validate_trace)
+    assert trace.values_of("rest") == [[1, 2]]
+    steps_in_numbers = [step for step in trace.steps if step.function == "numbers"]
+    assert {len(step.stack) for step in steps_in_numbers} == {2}
+    assert all(step.stack[0][2] == 8 for step in steps_in_numbers)  # only the traced next()
+    assert trace.steps[-1].line == 10
+
+
+def test_hidden_lines_are_recorded_and_listed(tmp_path, validate_trace):
+    source = """
+        def main():
+            x = 1
+            y = 2  # @hide
+            z = (x +  # @hide
+                 y)
+        """
+    _, raw, trace = trace_program(tmp_path, source, validate_trace)
+    assert raw["files"][0]["hidden"] == [4, 5, 6]
+    assert [step.line for step in trace.steps] == [3, 4, 5, 6, 5]  # steps stay exact; the viewer skips them
+
+
+def test_clear_stops_showing_a_value(tmp_path, validate_trace):
+    source = """
+        def main():
+            x = 1  # @inspect x
+            y = 2  # @clear x
+            x = 1  # @inspect x
+        """
+    _, _, trace = trace_program(tmp_path, source, validate_trace)
+    assert trace.steps[1].cleared == ["x"]
+    assert trace.values_of("x") == [1, 1]  # re-inspecting after a clear records it again
+
+
+def test_unknown_directive_warns_with_file_and_line(tmp_path, validate_trace):
+    source = """
+        def main():
+            x = 1  # @inpsect x
+        """
+    with pytest.warns(DirectiveWarning, match="unknown directive @inpsect") as caught:
+        trace_program(tmp_path, source, validate_trace)
+    assert caught[0].filename.endswith("lecture.py") and caught[0].lineno == 3
+
+
+def test_directive_parsing_ignores_strings_and_prose():
+    source = textwrap.dedent('''
+        s = "# @inspect s"
+        t = 1  # an email like someone @example is prose
+        u = 2  # @inspect u, t.real @clear s
+        v = f(  # @stepover
+            1)
+    ''')
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        directives = parse_directives(source)
+    assert set(directives) == {4, 5, 6}
+    assert directives[4].inspect == (("u", ("u",)), ("t.real", ("t", "real")))
+    assert directives[4].clear == ("s",)
+    assert directives[5].stepover and directives[6].stepover
+
+
+def test_malformed_directive_arguments_warn():
+    with pytest.warns(DirectiveWarning, match="expects names"):
+        parse_directives("x = 1  # @inspect x[0]\n", "lecture.py")
+    with pytest.warns(DirectiveWarning, match="takes no arguments"):
+        parse_directives("x = 1  # @hide x\n", "lecture.py")
+
+
+def test_uncaught_exception_ends_with_an_error_step(tmp_path, validate_trace):
+    source = """
+        import json
+
+        def parse(text):
+            return json.loads(text)
+
+        def main():
+            ok = parse("[1]")  # @inspect ok
+            parse("{oops")
+            never = 1
+        """
+    result, raw, trace = trace_program(tmp_path, source, validate_trace)
+    assert result.status == "error" and raw["header"]["status"] == "error"
+    assert raw["header"]["message"].startswith("JSONDecodeError: ")
+    last = trace.steps[-1]
+    assert (last.function, last.line) == ("parse", 5)
+    assert [line for _, _, line in last.stack] == [9, 5]
+    assert last.error["type"] == "JSONDecodeError"
+    assert 'line 9, in main' in last.error["traceback"] and "tracer.py" not in last.error["traceback"]
+    assert sum(step.error is not None for step in trace.steps) == 1
+    assert trace.values_of("ok") == [[1]]
+
+
+def test_error_after_cleanup_code_gets_its_own_final_step(tmp_path, validate_trace):
+    source = """
+        def main():
+            try:
+                raise KeyError("missing")
+            finally:
+                done = True
+        """
+    result, raw, trace = trace_program(tmp_path, source, validate_trace)
+    assert result.status == "error"
+    assert [step.line for step in trace.steps] == [3, 4, 6, 4]
+    assert trace.steps[-1].error["message"] == "'missing'"
+
+
+def test_max_steps_writes_a_partial_trace(tmp_path, validate_trace):
+    source = """
+        def main():
+            n = 0
+            while True:
+                n += 1
+        """
+    result, raw, trace = trace_program(tmp_path, source, validate_trace, max_steps=50)
+    assert result.status == "max_steps" and len(trace.steps) == 50
+    assert "50 steps" in raw["header"]["message"]
+
+
+def test_timeout_stops_a_traced_loop(tmp_path, validate_trace):
+    source = """
+        import time
+
+        def main():
+            n = 0
+            while True:
+                time.sleep(0.0001)
+        """
+    result, raw, trace = trace_program(tmp_path, source, validate_trace, timeout=0.3)
+    assert result.status == "timeout" and "--timeout" in raw["header"]["message"]
+    assert len(trace.steps) > 10 and trace.steps[-1].line in (6, 7)
+
+
+def test_timeout_stops_untraced_code_too(tmp_path, validate_trace):
+    source = """
+        import time
+
+        def wait_forever():
+            while True:
+                time.sleep(0.01)
+
+        def main():
+            started = True
+            wait_forever()  # @stepover
+        """
+    result, raw, trace = trace_program(tmp_path, source, validate_trace, timeout=0.2)
+    assert result.status == "timeout"
+    assert [step.line for step in trace.steps] == [9, 10]
+
+
+def test_lecture_catching_everything_still_stops(tmp_path, validate_trace):
+    source = """
+        def main():
+            try:
+                while True:
+                    pass
+            except Exception:
+                print("caught")
+        """
+    result, _, trace = trace_program(tmp_path, source, validate_trace, max_steps=20)
+    assert result.status == "max_steps"
+    assert all(step.stdout == "" for step in trace.steps)
+
+
+def test_section_traces_one_function(tmp_path, validate_trace):
+    source = """
+        def part_one():
+            a = 1  # @inspect a
+
+        def part_two():
+            b = 2  # @inspect b
+
+        def main():
+            part_one()
+            part_two()
+        """
+    result, raw, trace = trace_program(tmp_path, source, validate_trace, section="part_two")
+    assert result.path.name == "lecture.part_two.json"
+    assert raw["header"]["title"] == "lecture.part_two" and raw["header"]["entry"] == "part_two"
+    assert trace.inspected_names() == ["b"]
+
+
+def test_unknown_section_is_a_lecture_error(tmp_path):
+    (tmp_path / "lecture.py").write_text("def main():\n    pass\n")
+    with pytest.raises(LectureError, match="no top-level function 'nope'"):
+        trace_lecture(tmp_path / "lecture.py", output_dir=tmp_path, section="nope", quiet=True)
+
+
+def test_tracing_twice_gives_the_same_trace(tmp_path, validate_trace):
+    source = """
+        import random
+        import numpy as np
+        import torch
+        from cs336_lectures import text
+
+        class Box:
+            pass
+
+        def main():
+            text("Some *math*: $x^2$")
+            box = Box()  # @inspect box
+            r = random.random()  # @inspect r
+            a = np.random.rand(3)  # @inspect a
+            t = torch.randn(2, 2)  # @inspect t
+            view = t[0]  # @inspect view
+            print(r)
+        """
+    first, _, _ = trace_program(tmp_path, source, validate_trace)
+    one = json.loads(first.path.read_text())
+    second, _, _ = trace_program(tmp_path, source, validate_trace)
+    two = json.loads(second.path.read_text())
+    for trace in (one, two):
+        del trace["header"]["created"], trace["header"]["elapsed_s"]
+    assert one == two
+    third, _, _ = trace_program(tmp_path, source, validate_trace, seed=1)
+    assert json.loads(third.path.read_text())["steps"] != two["steps"]
+
+
+def test_inspect_all_records_changed_locals(tmp_path, validate_trace):
+    source = """
+        import math
+
+        def main():
+            x = 1
+            y = x + 1
+            x = 1
+            f = lambda: 0
+        """
+    _, _, trace = trace_program(tmp_path, source, validate_trace, inspect_all=True)
+    assert [step.values for step in trace.steps] == [{"x": 1}, {"y": 2}, {}, {}]
+
+
+def test_trace_module_adds_its_files(tmp_path, validate_trace, monkeypatch):
+    package = tmp_path / "extra_pkg_for_tracing"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "maths.py").write_text("def triple(x):\n    y = 3 * x  # @inspect y\n    return y\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    source = """
+        from extra_pkg_for_tracing.maths import triple
+
+        def main():
+            z = triple(2)  # @inspect z
+        """
+    _, raw, trace = trace_program(tmp_path, source, validate_trace, trace_modules=("extra_pkg_for_tracing",))
+    assert [file["path"].endswith(name) for file, name in zip(raw["files"], ("lecture.py", "maths.py"))] == [True, True]
+    assert [(step.function, step.line) for step in trace.steps] == [("main", 5), ("triple", 2), ("triple", 3)]
+    assert trace.values_of("y") == [6]
+
+
+def test_internal_link_adds_the_target_file(tmp_path, validate_trace):
+    source = """
+        import json
+        from cs336_lectures import link
+
+        def main():
+            link(json.dumps)
+        """
+    _, raw, trace = trace_program(tmp_path, source, validate_trace)
+    rendering = trace.steps[0].renderings[0]
+    assert raw["files"][rendering["file"]]["path"].endswith("json/__init__.py")
+    assert rendering["line"] > 1
+    assert len(raw["files"][rendering["file"]]["html"]) == len(raw["files"][rendering["file"]]["source"].splitlines())
+
+
+def test_missing_and_broken_lectures_are_lecture_errors(tmp_path):
+    with pytest.raises(LectureError, match="no such file"):
+        trace_lecture(tmp_path / "absent.py", output_dir=tmp_path, quiet=True)
+    (tmp_path / "broken.py").write_text("def main(:\n    pass\n")
+    with pytest.raises(LectureError, match=r"broken.py:1: syntax error"):
+        trace_lecture(tmp_path / "broken.py", output_dir=tmp_path, quiet=True)
+    (tmp_path / "imports.py").write_text("import no_such_module_here\n\ndef main():\n    pass\n")
+    with pytest.raises(LectureError, match=r"imports.py:1: import failed: ModuleNotFoundError"):
+        trace_lecture(tmp_path / "imports.py", output_dir=tmp_path, quiet=True)
+    assert not list(tmp_path.glob("*.json"))

@@ -1,0 +1,152 @@
+"""The training loop honours its arguments; checkpoints resume exactly; mixed precision."""
+
+import io
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from cs336_lectures import training
+from cs336_lectures.models import Cruncher
+from cs336_lectures.optimizers import SGD, AdaGrad, Adam
+from cs336_lectures.training import (
+    load_checkpoint,
+    regression_task,
+    save_checkpoint,
+    set_seed,
+    train,
+    train_steps,
+)
+
+SETTINGS = dict(dim=16, num_layers=0, batch_size=4, num_train_steps=10, lr=0.01, device="cpu")
+
+
+def test_same_arguments_same_losses():
+    get_batch = regression_task(16)
+    assert train(get_batch, **SETTINGS) == train(get_batch, **SETTINGS)
+    assert train(get_batch, **SETTINGS) != train(get_batch, **{**SETTINGS, "num_train_steps": 9})
+
+
+def test_every_argument_reaches_the_model_and_optimizer():
+    seen = {}
+
+    class RecordingSGD(SGD):
+        def __init__(self, params, lr):
+            params = list(params)
+            seen["lr"] = lr
+            seen["num_parameters"] = sum(p.numel() for p in params)
+            super().__init__(params, lr=lr)
+
+    losses = train(regression_task(16), dim=16, num_layers=2, batch_size=4,
+                   num_train_steps=7, lr=0.1, optimizer_class=RecordingSGD, device="cpu")
+    assert seen == {"lr": 0.1, "num_parameters": 2 * 16 * 16 + 16}
+    assert len(losses) == 7
+    slow = train(regression_task(16), **SETTINGS)
+    fast = train(regression_task(16), **{**SETTINGS, "lr": 0.1})
+    assert slow[0] == fast[0] and slow[1:] != fast[1:]  # same start, different steps
+    assert train(regression_task(16), **{**SETTINGS, "seed": 1}) != slow
+
+
+def test_linear_regression_is_learned():
+    losses = train(regression_task(16), **{**SETTINGS, "num_train_steps": 300})
+    assert np.mean(losses[-20:]) < np.mean(losses[:20]) / 100
+
+
+def test_set_seed_covers_torch_numpy_and_python():
+    set_seed(3)
+    first = (torch.rand(1).item(), np.random.rand(), random.random())
+    set_seed(3)
+    assert (torch.rand(1).item(), np.random.rand(), random.random()) == first
+
+
+def run(optimizer_class, steps, checkpoint_after=None, target=None):
+    """Train `steps` steps; with checkpoint_after, stop there, save, rebuild from scratch, load."""
+    set_seed(0)
+    get_batch = regression_task(8)
+    model = Cruncher(dim=8, num_layers=2)
+    optimizer = optimizer_class(model.parameters(), lr=1e-2)
+    if checkpoint_after is None:
+        return train_steps(model, optimizer, get_batch, 4, steps), model, optimizer
+    losses = train_steps(model, optimizer, get_batch, 4, checkpoint_after)
+    save_checkpoint(model, optimizer, checkpoint_after, target)
+    if isinstance(target, io.BytesIO):
+        target.seek(0)
+    set_seed(12345)  # scramble everything a resumed process would start without
+    model = Cruncher(dim=8, num_layers=2)
+    optimizer = optimizer_class(model.parameters(), lr=1e-2)
+    assert load_checkpoint(target, model, optimizer) == checkpoint_after
+    losses += train_steps(model, optimizer, get_batch, 4, steps - checkpoint_after)
+    return losses, model, optimizer
+
+
+@pytest.mark.parametrize("optimizer_class", [AdaGrad, Adam])
+@pytest.mark.parametrize("to_file_object", [False, True])
+def test_resuming_from_a_checkpoint_is_bitwise_identical(tmp_path, optimizer_class, to_file_object):
+    target = io.BytesIO() if to_file_object else tmp_path / "checkpoint.pt"
+    straight_losses, straight_model, straight_optimizer = run(optimizer_class, 20)
+    resumed_losses, resumed_model, resumed_optimizer = run(optimizer_class, 20, 10, target)
+    assert resumed_losses == straight_losses
+    for a, b in zip(straight_model.parameters(), resumed_model.parameters()):
+        assert torch.equal(a, b)
+    for a, b in zip(straight_optimizer.state.values(), resumed_optimizer.state.values()):
+        assert a.keys() == b.keys()
+        assert all(torch.equal(a[k], b[k]) if torch.is_tensor(a[k]) else a[k] == b[k] for k in a)
+
+
+def test_checkpoint_restores_every_random_generator(tmp_path):
+    model = Cruncher(dim=4, num_layers=1)
+    optimizer = SGD(model.parameters())
+    set_seed(5)
+    save_checkpoint(model, optimizer, 3, tmp_path / "c.pt")
+    expected = (torch.rand(1).item(), np.random.rand(), random.random())
+    set_seed(6)
+    load_checkpoint(tmp_path / "c.pt", model, optimizer)
+    assert (torch.rand(1).item(), np.random.rand(), random.random()) == expected
+
+
+def test_failed_save_leaves_the_previous_checkpoint(tmp_path, monkeypatch):
+    model = Cruncher(dim=4, num_layers=1)
+    optimizer = SGD(model.parameters())
+    path = tmp_path / "c.pt"
+    save_checkpoint(model, optimizer, 1, path)
+    before = path.read_bytes()
+
+    def broken_save(obj, file):
+        file.write(b"half a checkpoint")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(training.torch, "save", broken_save)
+    with pytest.raises(OSError, match="disk full"):
+        save_checkpoint(model, optimizer, 2, path)
+    assert path.read_bytes() == before
+    assert list(tmp_path.iterdir()) == [path]
+
+
+def test_bad_checkpoints_and_iterations_are_refused(tmp_path):
+    model = Cruncher(dim=4, num_layers=1)
+    optimizer = SGD(model.parameters())
+    torch.save({"weights": torch.zeros(1)}, tmp_path / "other.pt")
+    with pytest.raises(ValueError, match="not a checkpoint"):
+        load_checkpoint(tmp_path / "other.pt", model, optimizer)
+    with pytest.raises(ValueError, match="iteration"):
+        save_checkpoint(model, optimizer, -1, tmp_path / "c.pt")
+
+
+def test_mixed_precision_runs_matmuls_in_bfloat16_and_keeps_state_in_float32():
+    set_seed(0)
+    model = Cruncher(dim=8, num_layers=2)
+    optimizer = Adam(model.parameters(), lr=1e-2)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        assert model(torch.randn(2, 8)).dtype == torch.bfloat16
+    losses = train_steps(model, optimizer, regression_task(8), 4, 5, mixed_precision=True)
+    assert all(np.isfinite(losses))
+    assert all(p.dtype == torch.float32 for p in model.parameters())
+    assert all(v.dtype == torch.float32 for state in optimizer.state.values()
+               for v in state.values() if torch.is_tensor(v))
+    full = train(regression_task(8), dim=8, num_layers=2, batch_size=4, num_train_steps=5,
+                 lr=1e-2, optimizer_class=Adam, device="cpu")
+    mixed = train(regression_task(8), dim=8, num_layers=2, batch_size=4, num_train_steps=5,
+                  lr=1e-2, optimizer_class=Adam, device="cpu", mixed_precision=True)
+    assert mixed != full  # bfloat16 rounding shows in the losses...
+    assert mixed == pytest.approx(full, rel=0.05)  # ...but only slightly

@@ -1,0 +1,383 @@
+"""The value encoder: exact where JSON can be, bounded always, schema-valid, never raising."""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import gc
+import json
+import math
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as npst
+
+from cs336_lectures.values import MAX_ITEMS, ValueEncoder, decode
+
+SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "trace" / "schema.json").read_text())
+VALUE_VALIDATOR = jsonschema.Draft202012Validator(
+    {"$schema": SCHEMA["$schema"], "$defs": SCHEMA["$defs"], "$ref": "#/$defs/value"}
+)
+MAX_ENCODED_CHARS = 200_000  # the budget is about 50k characters; generous slack for the last items
+
+
+def encode(obj):
+    """Encode with a fresh encoder and check what every encoding must satisfy."""
+    value = ValueEncoder().encode(obj)
+    text = json.dumps(value, allow_nan=False)
+    assert len(text) < MAX_ENCODED_CHARS
+    VALUE_VALIDATOR.validate(value)
+    return value
+
+
+def same(a, b) -> bool:
+    """Equality that tells 1 from True from 1.0, list from tuple, -0.0 from 0.0, and nan equals nan."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, float):
+        return (math.isnan(a) and math.isnan(b)) or (a == b and math.copysign(1, a) == math.copysign(1, b))
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[key], b[key]) for key in a)
+    return a == b
+
+
+# ---------------------------------------------------------------- property tests
+
+hashables = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20) | st.binary(max_size=20),
+    lambda inner: st.tuples(inner, inner) | st.frozensets(inner, max_size=3),
+    max_leaves=8,
+)
+exact_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=-(2**3000), max_value=2**3000)
+    | st.floats()
+    | st.text(max_size=60)
+    | st.binary(max_size=60),
+    lambda inner: st.lists(inner, max_size=6)
+    | st.lists(inner, max_size=6).map(tuple)
+    | st.sets(hashables, max_size=6)
+    | st.frozensets(hashables, max_size=6)
+    | st.dictionaries(hashables, inner, max_size=6),
+    max_leaves=40,
+)
+
+
+def nesting(obj) -> int:
+    if isinstance(obj, dict):
+        return 1 + max((max(nesting(k), nesting(v)) for k, v in obj.items()), default=0)
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return 1 + max((nesting(item) for item in obj), default=0)
+    return 0
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(exact_values)
+def test_exact_values_round_trip(obj):
+    value = encode(obj)
+    if nesting(obj) <= 6:
+        assert same(decode(value), obj)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.recursive(
+        st.text() | st.binary(max_size=3000) | st.integers(min_value=-(2**20000), max_value=2**20000) | st.floats(),
+        lambda inner: st.lists(inner, max_size=150) | st.dictionaries(st.text(max_size=5), inner, max_size=150),
+        max_leaves=400,
+    )
+)
+def test_large_values_are_bounded(obj):
+    encode(obj)  # the checks are in encode()
+
+
+TORCH_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
+                torch.int8, torch.uint8, torch.bool, torch.complex64]
+
+
+@st.composite
+def tensors(draw):
+    shape = draw(st.lists(st.integers(0, 24), max_size=4))
+    dtype = draw(st.sampled_from(TORCH_DTYPES))
+    x = (torch.randn(shape) * 100).to(dtype) if dtype != torch.complex64 else torch.randn(shape, dtype=dtype)
+    if draw(st.booleans()) and x.dim() >= 2:
+        x = x.transpose(0, 1)
+    if draw(st.booleans()) and x.dim() >= 1 and x.shape[0] > 1:
+        x = x[1:]
+    if draw(st.booleans()) and x.is_floating_point():
+        x = x.clone().requires_grad_(True)
+    if draw(st.booleans()) and x.is_floating_point() and x.numel():
+        x = x.detach().clone()
+        x[(0,) * x.dim()] = draw(st.sampled_from([math.nan, math.inf, -math.inf]))
+    return x
+
+
+arrays = npst.arrays(
+    dtype=npst.boolean_dtypes() | npst.integer_dtypes() | npst.unsigned_integer_dtypes()
+    | npst.floating_dtypes() | npst.complex_number_dtypes(),
+    shape=npst.array_shapes(min_dims=0, max_dims=4, min_side=0, max_side=20),
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(tensors() | arrays, max_size=3))
+def test_tensors_and_arrays_encode(items):
+    value = encode(items)
+    for item, encoded in zip(items, value["items"]):
+        assert encoded["shape"] == list(item.shape)
+        assert ("data" in encoded) == (math.prod(item.shape) <= 256)
+
+
+# ---------------------------------------------------------------- scalars and text
+
+
+def test_small_values_are_plain_json():
+    for obj in (None, True, False, 0, -7, 2**53 - 1, "", "hello", "é" * 1000):
+        assert encode(obj) == obj
+
+
+def test_floats_are_tagged_with_special_values_as_strings():
+    assert encode(1.0) == {"t": "float", "v": 1.0}
+    assert encode(float("nan")) == {"t": "float", "v": "nan"}
+    assert encode(float("-inf")) == {"t": "float", "v": "-inf"}
+    assert math.isinf(decode(encode(float("inf"))))
+
+
+def test_big_integers():
+    assert encode(2**53) == {"t": "int", "v": str(2**53)}
+    assert decode(encode(-(3**100))) == -(3**100)
+    huge = encode(7**20000)  # more digits than str() allows by default
+    assert huge["t"] == "object" and "bits" in huge["repr"]
+
+
+def test_long_strings_and_bytes_are_truncated_with_their_length():
+    assert encode("x" * 1500) == {"t": "str", "v": "x" * 1000, "len": 1500}
+    assert encode(b"\x00ab") == {"t": "bytes", "v": repr(b"\x00ab"), "len": 3}
+    assert decode(encode(bytearray(b"xyz"))) == b"xyz"
+    long = encode(b"z" * 5000)
+    assert long["len"] == 5000 and len(decode(long)) == 1000
+
+
+def test_lone_surrogates_still_serialize_as_utf8():
+    value = encode("a\ud800b")
+    json.dumps(value, ensure_ascii=False).encode("utf-8")
+    assert value["len"] == 3
+
+
+def test_numpy_scalars_become_numbers():
+    assert encode(np.int64(5)) == 5
+    assert encode(np.float32(0.5)) == {"t": "float", "v": 0.5}
+    assert encode(np.bool_(True)) is True
+
+
+# ---------------------------------------------------------------- containers
+
+
+def test_containers_keep_their_kind():
+    value = encode({"a": [1, (2, 3)], (4, 5): {6}, "f": frozenset({"x"})})
+    assert decode(value) == {"a": [1, (2, 3)], (4, 5): {6}, "f": frozenset({"x"})}
+    assert value["t"] == "dict" and value["items"][0] == ["a", {"t": "list", "items": [1, {"t": "tuple", "items": [2, 3]}]}]
+
+
+def test_containers_show_at_most_100_items_and_say_how_many_there_were():
+    value = encode(list(range(250)))
+    assert value["items"] == list(range(MAX_ITEMS)) and value["len"] == 250
+    assert encode({i: i for i in range(101)})["len"] == 101
+    assert "len" not in encode(list(range(100)))
+
+
+def test_sets_are_listed_in_sorted_order():
+    assert encode({"pear", "apple", "fig"})["items"] == ["apple", "fig", "pear"]
+    mixed = encode({1, "a", (2,)})  # not comparable with each other, still deterministic
+    assert mixed == encode({(2,), "a", 1})
+
+
+def test_nesting_deeper_than_six_is_truncated():
+    obj = [[[[[[[["deep"]]]]]]]]
+    value = encode(obj)
+    for _ in range(6):
+        assert value["t"] == "list"
+        value = value["items"][0]
+    assert value["t"] == "truncated" and value["cls"] == "list"
+
+
+def test_cycles_stop():
+    cyclic = [1]
+    cyclic.append(cyclic)
+    assert encode(cyclic)["items"][1] == {"t": "truncated", "cls": "list", "repr": "[...]"}
+    mapping = {}
+    mapping["me"] = mapping
+    assert encode(mapping)["items"][0][1]["repr"] == "{...}"
+
+
+def test_huge_nested_values_stay_small():
+    encode([["x" * 1000] * 100] * 100)
+    encode([[list(range(100))] * 100] * 100)
+
+
+# ---------------------------------------------------------------- records and objects
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: list
+
+
+@dataclasses.dataclass
+class Lazy:
+    ready: int
+    later: int = dataclasses.field(init=False)
+
+
+def test_dataclasses_and_namedtuples():
+    assert encode(Point(1, [2])) == {"t": "dataclass", "cls": "Point", "fields": [["x", 1], ["y", {"t": "list", "items": [2]}]]}
+    assert decode(encode(Point(1, [2]))) == {"x": 1, "y": [2]}
+    Pair = collections.namedtuple("Pair", "left right")
+    assert decode(encode(Pair(1, "b"))) == {"left": 1, "right": "b"}
+    unset = encode(Lazy(1))["fields"][1]
+    assert unset[0] == "later" and unset[1]["repr"] is None and "AttributeError" in unset[1]["error"]
+
+
+class BrokenRepr:
+    def __repr__(self):
+        raise RuntimeError("no repr for you")
+
+
+class Opaque:
+    pass
+
+
+def test_objects_use_a_bounded_repr_without_addresses():
+    broken = encode(BrokenRepr())
+    assert broken == {"t": "object", "cls": "BrokenRepr", "repr": None, "error": "RuntimeError: no repr for you"}
+    first, second = Opaque(), Opaque()
+    encoder = ValueEncoder()
+    a, b, a_again = encoder.encode(first), encoder.encode(second), encoder.encode(first)
+    assert a["repr"].endswith("Opaque object at 0x#1>") and b["repr"].endswith("at 0x#2>")
+    assert a_again == a
+    assert len(encode(type("Wordy", (), {"__repr__": lambda self: "w" * 5000})())["repr"]) <= 1000
+
+
+def test_never_raises_on_hostile_objects():
+    class Hostile:
+        def __repr__(self):
+            return self.missing
+
+        def __len__(self):
+            raise ValueError("no len")
+
+        __iter__ = __len__
+
+    class HostileList(list):
+        def __iter__(self):
+            raise KeyError("iteration")
+
+    assert encode(Hostile())["repr"] is None
+    assert encode(HostileList([1]))["error"].startswith("KeyError")
+
+
+# ---------------------------------------------------------------- tensors and arrays
+
+
+def test_small_tensor_has_full_data_and_layout():
+    x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    value = encode(x)
+    assert value == {
+        "t": "tensor", "dtype": "float32", "shape": [2, 3], "stride": [3, 1], "device": "cpu",
+        "requires_grad": False, "contiguous": True, "storage": 0, "offset": 0, "nbytes": 24,
+        "data": [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]],
+    }
+    assert decode(value)["data"] == x.tolist()
+
+
+def test_views_share_a_storage_id_and_report_their_offset():
+    encoder = ValueEncoder()
+    x = torch.arange(12.0).reshape(3, 4)
+    y = torch.zeros(5)
+    a, b, c, d = (encoder.encode(t) for t in (x, x[1:], x.t(), y))
+    assert a["storage"] == b["storage"] == c["storage"] != d["storage"]
+    assert b["offset"] == 4 and c["stride"] == [1, 4] and c["contiguous"] is False
+
+
+def test_a_freed_storage_does_not_lend_its_id():
+    encoder = ValueEncoder()
+    first = encoder.encode(torch.ones(3))["storage"]
+    gc.collect()
+    assert encoder.encode(torch.ones(3))["storage"] != first
+
+
+def test_large_tensor_gets_preview_and_statistics():
+    x = torch.arange(2000, dtype=torch.float32).reshape(40, 50).t()  # not contiguous
+    value = encode(x)
+    assert "data" not in value and len(value["preview"]) == 64
+    assert value["preview"] == x.reshape(-1)[:64].tolist()
+    assert (value["min"], value["max"], value["mean"]) == (0.0, 1999.0, 999.5)
+
+
+def test_tensor_kinds_do_not_crash():
+    nan = torch.tensor([math.nan, math.inf, 1.0])
+    assert encode(nan)["data"] == ["nan", "inf", 1.0]
+    assert encode(torch.tensor(2.5))["data"] == 2.5
+    assert encode(torch.empty(0, 3))["data"] == []
+    assert encode(torch.tensor([True, False]))["data"] == [True, False]
+    assert encode(torch.ones(300, dtype=torch.bool))["mean"] == 1.0
+    assert encode(torch.tensor([1 + 2j]))["data"] == [[1.0, 2.0]]
+    assert encode(torch.ones(2, dtype=torch.bfloat16))["dtype"] == "bfloat16"
+    meta = encode(torch.empty(4, 4, device="meta"))
+    assert meta["device"] == "meta" and "data" not in meta and meta["nbytes"] == 64
+    assert encode(torch.eye(3).to_sparse())["data"][0] == [1.0, 0.0, 0.0]
+    encode(torch.eye(40).to_sparse())
+    grad = encode(torch.ones(2, requires_grad=True) * 2)
+    assert grad["requires_grad"] is True and grad["data"] == [2.0, 2.0]
+    encode(torch.nn.Parameter(torch.zeros(3)))
+    encode(torch.ones(300, dtype=torch.float8_e4m3fn))
+
+
+def test_numpy_arrays():
+    encoder = ValueEncoder()
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)
+    whole, view, other = encoder.encode(a), encoder.encode(a[1:, ::2]), encoder.encode(np.ones(2))
+    assert whole["t"] == "ndarray" and whole["stride"] == [4, 1] and whole["data"][2] == [8, 9, 10, 11]
+    assert view["storage"] == whole["storage"] != other["storage"]
+    assert view["offset"] == 4 and view["stride"] == [4, 2] and view["contiguous"] is False
+    big = encode(np.linspace(0, 1, 1001))
+    assert len(big["preview"]) == 64 and big["max"] == 1.0
+    assert encode(np.array(["a", "b"]))["t"] == "object"
+
+
+def test_dtypes_devices_and_number_formats():
+    assert encode(torch.float16) == {"t": "dtype", "v": "torch.float16"}
+    assert encode(np.dtype("float32")) == {"t": "dtype", "v": "float32"}
+    assert encode(torch.device("cpu")) == {"t": "device", "v": "cpu"}
+    finfo = encode(torch.finfo(torch.bfloat16))
+    assert finfo["t"] == "finfo" and finfo["bits"] == 16 and finfo["eps"] == 0.0078125
+    assert encode(torch.iinfo(torch.int8)) == {"t": "iinfo", "dtype": "int8", "bits": 8, "max": 127, "min": -128}
+    assert encode(np.iinfo(np.uint64))["max"] == 2**64 - 1
+    assert encode(np.finfo(np.float16))["tiny"] == float(np.finfo(np.float16).smallest_normal)
+    assert encode(torch.Size([2, 3])) == {"t": "tuple", "items": [2, 3]}
+
+
+def test_same_inputs_give_the_same_encoding():
+    def run():
+        encoder = ValueEncoder()
+        x = torch.arange(4.0)
+        return [encoder.encode(obj) for obj in (x, x[2:], Opaque, {"b", "a"}, torch.zeros(2))]
+
+    assert run() == run()
+
+
+def test_decode_refuses_what_is_not_an_encoding():
+    with pytest.raises(ValueError, match="not an encoded value"):
+        decode({"x": 1})
+    with pytest.raises(ValueError, match="unknown value kind"):
+        decode({"t": "mystery"})

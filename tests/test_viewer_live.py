@@ -1,0 +1,169 @@
+"""Live mode in a real browser: the real `cs336-lectures serve` (a subprocess), the real tracer and
+viewer, editing a lecture through the page and watching it re-trace."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import queue
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+LECTURE = '''from cs336_lectures import text
+
+
+def main():
+    text("# A live lecture")
+    greeting = "hello"  # @inspect greeting
+    text("First version of the lecture")
+    total = len(greeting) + 1  # @inspect total
+    text("The end")
+
+
+if __name__ == "__main__":
+    main()
+'''
+TOTAL_LINE = 8  # the line `total = ...`, where the reader stands while editing
+URL = re.compile(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)")
+
+
+class LiveServer:
+    """`cs336-lectures serve` over a temporary copy of a lecture, on a free port."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder
+        self.lecture = folder / "live_lecture.py"
+        self.trace = folder / "traces" / "live_lecture.json"
+        self.lecture.write_text(LECTURE)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "cs336_lectures", "serve", "live_lecture.py", "--traces", "traces",
+             "--port", "0", "--no-browser", "--timeout", "120"],
+            cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.lines: queue.Queue = queue.Queue()
+        self.output: list[str] = []
+        threading.Thread(target=self._read, daemon=True).start()
+        match = self._wait_for_line(URL)
+        self.url, self.port, self.token = match.group(0), int(match.group(1)), match.group(2)
+        self._wait(self.trace.exists, "the first trace")
+
+    def _read(self) -> None:
+        for line in self.process.stdout:
+            self.lines.put(line)
+
+    def _wait_for_line(self, pattern: re.Pattern, limit: float = 60) -> re.Match:
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=0.2)
+            except queue.Empty:
+                assert self.process.poll() is None, "the server exited:\n" + "".join(self.output)
+                continue
+            self.output.append(line)
+            if match := pattern.search(line):
+                return match
+        raise AssertionError("the server printed no URL:\n" + "".join(self.output))
+
+    def _wait(self, condition, what: str, limit: float = 180) -> None:
+        deadline = time.monotonic() + limit
+        while not condition():
+            assert time.monotonic() < deadline, f"timed out waiting for {what}"
+            assert self.process.poll() is None, "the server exited"
+            time.sleep(0.1)
+
+    def close(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+@pytest.fixture(scope="module")
+def live(tmp_path_factory):
+    server = LiveServer(tmp_path_factory.mktemp("live"))
+    yield server
+    server.close()
+    assert server.process.returncode == 0, "the server did not stop cleanly on SIGTERM"
+
+
+def current_line(page) -> int:
+    return int(page.locator(".code .line.current").first.get_attribute("data-line"))
+
+
+def open_at_total_line(page, live: LiveServer) -> None:
+    page.goto(f"{live.url}&trace=live_lecture")
+    page.wait_for_selector(".code .line.current", state="attached")
+    for _ in range(30):
+        if current_line(page) == TOTAL_LINE:
+            return
+        page.keyboard.press("l")
+    raise AssertionError("stepping never reached the line of `total`")
+
+
+def test_edit_and_retrace_through_the_page_keeps_the_reader_in_place(page, live):
+    open_at_total_line(page, live)
+    assert "token" not in page.url  # kept in sessionStorage, not in the address bar or history
+    assert page.evaluate("sessionStorage.getItem('cs336-lectures-token')") == live.token
+
+    page.keyboard.press("e")
+    editor = page.locator(".cs336-live-text")
+    editor.wait_for(state="visible")
+    assert editor.input_value() == LECTURE
+    edited = LECTURE.replace("First version", "Second version")
+    editor.fill(edited)
+    editor.press("Control+s")
+
+    page.get_by_text("Second version of the lecture").wait_for(timeout=120_000)
+    page.locator(".cs336-live-editor").wait_for(state="hidden")
+    assert current_line(page) == TOTAL_LINE
+    assert live.lecture.read_text() == edited
+    assert live.lecture.with_name("live_lecture.py.bak").read_text() == LECTURE
+    good_trace = live.trace.read_bytes()
+
+    # A syntax error: the page says why, the last good trace stays on screen and on disk.
+    page.locator(".cs336-live-edit").click()
+    editor.wait_for(state="visible")
+    editor.fill(edited.replace("    text(\"The end\")", "    text(\"The end\"\n    oops = (]"))
+    page.locator(".cs336-live-save").click()
+    status = page.locator(".cs336-live-status")
+    status.filter(has_text=re.compile("syntax", re.I)).wait_for(timeout=120_000)
+    assert "last good trace" in status.inner_text()
+    page.get_by_text(re.compile("failed; showing the last good trace")).first.wait_for()
+    assert page.get_by_text("Second version of the lecture").count() >= 1
+    assert live.trace.read_bytes() == good_trace
+    assert current_line(page) == TOTAL_LINE
+
+
+def test_tab_indents_and_escape_asks_before_discarding(page, live):
+    open_at_total_line(page, live)
+    page.keyboard.press("e")
+    editor = page.locator(".cs336-live-text")
+    editor.wait_for(state="visible")
+    editor.press("Control+Home")
+    editor.press("Tab")
+    assert editor.input_value().startswith("    from cs336_lectures")
+    editor.press("Escape")
+    assert page.locator(".cs336-live-editor").is_visible()  # unsaved: the first Escape only warns
+    assert "Escape again" in page.locator(".cs336-live-status").inner_text()
+    editor.press("Escape")
+    page.locator(".cs336-live-editor").wait_for(state="hidden")
+
+
+def test_server_refuses_without_token_and_with_a_foreign_host(page, live):
+    page.goto(f"http://127.0.0.1:{live.port}/")
+    status = page.evaluate("""async () => (await fetch('api/retrace?trace=live_lecture', {method: 'POST'})).status""")
+    assert status == 403
+    connection = http.client.HTTPConnection("127.0.0.1", live.port, timeout=10)
+    connection.request("GET", "/api/source?trace=live_lecture", headers={"Host": f"attacker.example:{live.port}"})
+    response = connection.getresponse()
+    assert response.status == 403 and "not this server" in json.loads(response.read())["error"]
+    connection.close()

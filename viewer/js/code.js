@@ -1,0 +1,225 @@
+/* One source file of a trace as a column of "units": a plain code line, or a rendering block
+   (the statement that called text()/image()/link()/plot(), shown as its renderings, with its
+   code underneath for raw mode). The DOM is built once per file; moving to another step only
+   touches what differs: the current unit, the step's output, the units revealed or hidden
+   between the two steps, and the blocks whose renderings change between them. */
+
+import { el } from './dom.js';
+import { renderRenderings } from './renderings.js';
+import { NEVER } from './trace.js';
+
+/** For each 1-based line, the first line of the statement it belongs to: a statement goes on
+    while brackets are open, a triple-quoted string is open, or a line ends with a backslash.
+    statementHeads(['text("""', 'hi', '""")']) -> [0, 1, 1, 1] */
+export function statementHeads(lines) {
+  const heads = new Int32Array(lines.length + 1);
+  let depth = 0;
+  let openString = null;
+  let continued = false;
+  let head = 1;
+  for (let i = 1; i <= lines.length; i++) {
+    if (depth === 0 && !openString && !continued) head = i;
+    heads[i] = head;
+    const text = lines[i - 1];
+    let j = 0;
+    continued = false;
+    while (j < text.length) {
+      if (openString) {
+        const end = closingQuote(text, j, openString);
+        if (end < 0) break;
+        j = end + openString.length;
+        openString = null;
+        continue;
+      }
+      const ch = text[j];
+      if (ch === '#') break;
+      if (ch === '"' || ch === "'") {
+        const quote = text.startsWith(ch.repeat(3), j) ? ch.repeat(3) : ch;
+        const end = closingQuote(text, j + quote.length, quote);
+        if (end < 0) {
+          if (quote.length === 3) openString = quote;
+          break;
+        }
+        j = end + quote.length;
+        continue;
+      }
+      if (ch === '(' || ch === '[' || ch === '{') depth++;
+      else if (ch === ')' || ch === ']' || ch === '}') depth = Math.max(0, depth - 1);
+      else if (ch === '\\' && j === text.length - 1) continued = true;
+      j++;
+    }
+  }
+  return heads;
+}
+
+function closingQuote(text, from, quote) {
+  for (let k = from; k < text.length; k++) {
+    if (text[k] === '\\') k++;
+    else if (text.startsWith(quote, k)) return k;
+  }
+  return -1;
+}
+
+function lineHtml(number, html) {
+  return `<div class="line" data-line="${number}"><a class="no" data-line="${number}" title="Go to the step running line ${number}">${number}</a><span class="src">${html || ' '}</span></div>`;
+}
+
+export class CodeView {
+  /** new CodeView(trace, fileIndex, openFile) builds the DOM of one file into view.root. */
+  constructor(trace, file, openFile) {
+    this.trace = trace;
+    this.file = file;
+    this.openFile = openFile;
+    this.root = el('div', { class: 'code', 'data-file': trace.files[file].path });
+    this.step = -1;
+    this.current = null;
+    this.output = null;
+    this.build();
+  }
+
+  build() {
+    const { trace, file } = this;
+    const { html } = trace.files[file];
+    const n = html.length;
+    const heads = statementHeads(trace.files[file].source.split('\n').slice(0, n));
+    // A statement becomes a rendering block when any of its lines carries renderings.
+    const blockHead = new Int32Array(n + 1);
+    for (let line = 1; line <= n; line++) {
+      if (!trace.isHidden(file, line) && trace.hasRenderings(file, line)) blockHead[heads[line]] = heads[line];
+    }
+    const parts = [];
+    const unitLines = []; // the lines of each unit
+    for (let line = 1; line <= n; line++) {
+      if (trace.isHidden(file, line)) continue;
+      if (blockHead[line]) {
+        const lines = [];
+        for (let l = line; l <= n && heads[l] === line; l++) if (!trace.isHidden(file, l)) lines.push(l);
+        parts.push(`<div class="unit block" data-unit="${unitLines.length}"><div class="rendered"></div><div class="raw-code">`);
+        for (const l of lines) parts.push(lineHtml(l, html[l - 1]));
+        parts.push('</div></div>');
+        unitLines.push(lines);
+        line = lines[lines.length - 1];
+      } else {
+        parts.push(lineHtml(line, html[line - 1]).replace('class="line"', `class="unit line" data-unit="${unitLines.length}"`));
+        unitLines.push([line]);
+      }
+    }
+    this.root.innerHTML = parts.join('');
+
+    this.lineEl = new Array(n + 1).fill(null);
+    this.unitOfLine = new Int32Array(n + 1).fill(-1);
+    this.units = Array.from(this.root.querySelectorAll('.unit'));
+    for (const lineNode of this.root.querySelectorAll('.line')) this.lineEl[+lineNode.dataset.line] = lineNode;
+    // A unit appears in reveal mode once any of its lines (or its statement's first line) ran.
+    this.unitFirst = new Int32Array(unitLines.length);
+    this.blocks = [];
+    unitLines.forEach((lines, u) => {
+      let first = NEVER;
+      for (const line of lines) {
+        this.unitOfLine[line] = u;
+        first = Math.min(first, trace.firstStepOf(file, line), trace.firstStepOf(file, heads[line]));
+      }
+      this.unitFirst[u] = first;
+      if (this.units[u].classList.contains('block')) {
+        this.blocks.push({ unit: u, lines: lines.filter((l) => trace.hasRenderings(file, l)), shown: null, node: this.units[u].firstChild });
+      }
+    });
+    this.revealOrder = Int32Array.from(this.unitFirst.keys()).sort((a, b) => this.unitFirst[a] - this.unitFirst[b]);
+    this.revealSorted = Int32Array.from(this.revealOrder, (u) => this.unitFirst[u]);
+    this.blockOfLine = new Map();
+    for (const block of this.blocks) for (const line of block.lines) this.blockOfLine.set(line, block);
+  }
+
+  /** The element to highlight and scroll to for a line: its unit. */
+  unitElement(line) {
+    const u = this.unitOfLine[line];
+    return u >= 0 ? this.units[u] : null;
+  }
+
+  /** Show the file as of step s (s need not be in this file): current line, output, reveal, renderings. */
+  setStep(s) {
+    const { trace } = this;
+    const previous = this.step;
+    this.step = s;
+    this.updateReveal(previous, s);
+    this.updateRenderings(previous, s);
+    if (this.current) {
+      this.current.unit.classList.remove('current');
+      this.current.line.classList.remove('current');
+      this.current = null;
+    }
+    if (this.output) {
+      this.output.remove();
+      this.output = null;
+    }
+    if (trace.fileOfStep(s) !== this.file) return null;
+    const line = trace.lineOfStep(s);
+    const unit = this.unitElement(line);
+    const lineNode = this.lineEl[line];
+    if (!unit || !lineNode) return null;
+    unit.classList.add('current');
+    lineNode.classList.add('current');
+    this.current = { unit, line: lineNode };
+    this.output = this.outputOf(s);
+    if (this.output) unit.after(this.output);
+    return unit;
+  }
+
+  /** stdout, stderr and the error of step s, shown under its line; null when it has none. */
+  outputOf(s) {
+    const { o, e, x } = this.trace.extras(s);
+    if (!o && !e && !x) return null;
+    const box = el('div', { class: 'step-output' });
+    if (o) box.append(el('pre', { class: 'stdout', 'aria-label': 'stdout', text: o }));
+    if (e) box.append(el('pre', { class: 'stderr', 'aria-label': 'stderr', text: e }));
+    if (x) {
+      box.append(el('div', { class: 'error' },
+        el('div', { class: 'error-title', text: `${x.type}: ${x.message}` }),
+        el('pre', { class: 'traceback', text: x.traceback })));
+    }
+    return box;
+  }
+
+  updateReveal(previous, s) {
+    const lo = previous < 0 ? -1 : Math.min(previous, s);
+    const hi = previous < 0 ? NEVER : Math.max(previous, s);
+    const sorted = this.revealSorted;
+    let i = upperBound(sorted, lo);
+    for (; i < sorted.length && sorted[i] <= hi; i++) this.units[this.revealOrder[i]].classList.toggle('future', sorted[i] > s);
+  }
+
+  updateRenderings(previous, s) {
+    if (!this.blocks.length) return;
+    let blocks = this.blocks;
+    if (previous >= 0) {
+      const changed = this.trace.renderStepsBetween(previous, s);
+      if (changed.length < this.blocks.length) {
+        blocks = new Set();
+        for (const step of changed) {
+          if (this.trace.fileOfStep(step) !== this.file) continue;
+          const block = this.blockOfLine.get(this.trace.lineOfStep(step));
+          if (block) blocks.add(block);
+        }
+      }
+    }
+    for (const block of blocks) {
+      const shown = block.lines.map((line) => this.trace.renderingStep(this.file, line, s));
+      if (block.shown && shown.every((step, i) => step === block.shown[i])) continue;
+      block.shown = shown;
+      const fragment = document.createDocumentFragment();
+      for (const step of shown) if (step >= 0) fragment.append(renderRenderings(this.trace.extras(step).r, this.trace, this.openFile));
+      block.node.replaceChildren(fragment);
+    }
+  }
+}
+
+function upperBound(sorted, value) {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (sorted[mid] <= value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}

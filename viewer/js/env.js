@@ -1,0 +1,64 @@
+/* The environment panel: the inspected values of the current frame as of the current step.
+   Rows are kept per name and rebuilt only when the value object changes, so stepping through
+   a frame costs a few class toggles. */
+
+import { el } from './dom.js';
+import { renderValue } from './values.js';
+
+const isTensor = (v) => v && typeof v === 'object' && (v.t === 'tensor' || v.t === 'ndarray');
+
+export class EnvPanel {
+  constructor(root) {
+    this.root = root;
+    this.heading = el('div', { class: 'env-head' });
+    this.list = el('div', { class: 'env-list' });
+    this.empty = el('div', { class: 'env-empty', text: 'No inspected values in this frame yet. A "# @inspect x" comment on a line records x.' });
+    root.replaceChildren(this.heading, this.list);
+    this.frame = -1;
+    this.rows = new Map();
+  }
+
+  /** Show the frame of step s; values written after step `since` are highlighted as changed. */
+  update(trace, s, since) {
+    const call = trace.stepCall[s];
+    const frame = trace.frameRoot[call];
+    if (frame !== this.frame) {
+      this.frame = frame;
+      this.rows.clear();
+    }
+    const file = trace.files[trace.fileOfStep(s)];
+    this.heading.replaceChildren(el('span', { class: 'env-fn', text: trace.functionName(call) }),
+      el('span', { class: 'env-where', text: ` ${file.path}:${trace.lineOfStep(s)}` }));
+    const env = trace.environment(s);
+    const rows = [];
+    const storages = new Map();
+    for (const [name, entry] of env) {
+      let row = this.rows.get(name);
+      if (!row || row.value !== entry.value) {
+        row = {
+          value: entry.value,
+          note: el('div', { class: 'env-note' }),
+          node: null,
+        };
+        row.node = el('div', { class: 'env-row', 'data-name': name },
+          el('div', { class: 'env-name', text: name }), el('div', { class: 'env-value' }, renderValue(entry.value), row.note));
+        this.rows.set(name, row);
+      }
+      row.node.classList.toggle('changed', entry.step > since);
+      rows.push(row);
+      if (isTensor(entry.value)) {
+        const names = storages.get(entry.value.storage) || [];
+        names.push(name);
+        storages.set(entry.value.storage, names);
+      }
+    }
+    for (const name of [...this.rows.keys()]) if (!env.has(name)) this.rows.delete(name);
+    for (const [name, row] of this.rows) {
+      const shared = isTensor(row.value) ? storages.get(row.value.storage).filter((other) => other !== name) : [];
+      row.note.textContent = shared.length ? `shares storage with ${shared.join(', ')}` : '';
+    }
+    const nodes = rows.map((row) => row.node);
+    const same = nodes.length === this.list.childElementCount && nodes.every((node, i) => this.list.children[i] === node);
+    if (!same) this.list.replaceChildren(...(nodes.length ? nodes : [this.empty]));
+  }
+}

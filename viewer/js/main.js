@@ -1,0 +1,426 @@
+/* The viewer: routes between the list of traces and a lecture, keeps the step in the URL,
+   maps keys and buttons to the moves of Stanford's executable lectures, and exposes
+   window.cs336Viewer for live.js (the local server's reload and edit layer). */
+
+import { el, formatCount } from './dom.js';
+import { loadTrace } from './trace.js';
+import { CodeView } from './code.js';
+import { EnvPanel } from './env.js';
+import { fetchIndex, renderIndex } from './index_page.js';
+
+const $ = (id) => document.getElementById(id);
+const TRACE_NAME = /^[\w-][\w.-]*$/;
+const TRACE_FILE = /^[\w-][\w.\-/]*\.json$/;
+
+const KEYS = {
+  l: 'forward', h: 'back', j: 'over', k: 'over-back', u: 'out',
+  R: 'raw', r: 'raw', A: 'reveal', a: 'reveal', g: 'traces', '?': 'help', Escape: 'escape',
+};
+
+function keyAction(event) {
+  if (event.key === 'ArrowRight') return event.shiftKey ? 'over' : 'forward';
+  if (event.key === 'ArrowLeft') return event.shiftKey ? 'over-back' : 'back';
+  return KEYS[event.key] || null;
+}
+
+const isEditable = (node) => node instanceof Element && node.closest('input, textarea, select, [contenteditable]:not([contenteditable="false"])');
+
+class Viewer {
+  constructor() {
+    this.toolbar = $('toolbar');
+    this.codePane = $('code');
+    this.env = new EnvPanel($('env'));
+    this.trace = null;
+    this.name = null;
+    this.step = -1;
+    this.call = -1;
+    this.heading = -2;
+    this.views = new Map();
+    this.view = null;
+    this.loading = 0;
+    this.raw = false;
+    this.reveal = false;
+
+    document.addEventListener('keydown', (event) => this.onKey(event));
+    window.addEventListener('popstate', () => this.route());
+    for (const button of document.querySelectorAll('[data-action]')) {
+      button.addEventListener('click', () => this.act(button.dataset.action, false));
+    }
+    this.codePane.addEventListener('click', (event) => {
+      const number = event.target instanceof Element && event.target.closest('a.no');
+      if (number) this.clickLine(+number.dataset.line);
+    });
+    $('progress').addEventListener('click', (event) => this.seek(event));
+    $('home').addEventListener('click', (event) => {
+      event.preventDefault();
+      this.goIndex();
+    });
+  }
+
+  // ---- routing -------------------------------------------------------------------------
+
+  async route() {
+    const params = new URLSearchParams(location.search);
+    const name = params.get('trace');
+    if (!name) return this.showIndex();
+    const step = params.has('step') ? Number(params.get('step')) : 0;
+    if (this.trace && name === this.name && this.mode === 'lecture') return this.show(this.trace.snap(step));
+    return this.open(name, step);
+  }
+
+  urlWith(name, step) {
+    const url = new URL(location.href);
+    if (name === null) {
+      url.searchParams.delete('trace');
+      url.searchParams.delete('step');
+    } else {
+      url.searchParams.set('trace', name);
+      if (step === null) url.searchParams.delete('step');
+      else url.searchParams.set('step', String(step));
+    }
+    return url;
+  }
+
+  writeUrl(how) {
+    if (how === 'none') return;
+    const url = this.urlWith(this.name, this.step);
+    if (url.href === location.href) return;
+    if (how === 'push') history.pushState(null, '', url);
+    else history.replaceState(null, '', url);
+  }
+
+  setMode(mode) {
+    this.mode = mode;
+    document.body.dataset.mode = mode;
+    $('index-view').hidden = mode !== 'index';
+    $('lecture-view').hidden = mode !== 'lecture';
+    $('failure').hidden = mode !== 'failure';
+  }
+
+  goIndex() {
+    history.pushState(null, '', this.urlWith(null));
+    this.route();
+  }
+
+  async showIndex() {
+    this.loading++;
+    this.setMode('index');
+    this.showMessage('');
+    document.title = 'cs336 lectures';
+    $('title').textContent = '';
+    const container = $('index-view');
+    try {
+      const entries = await fetchIndex();
+      renderIndex(container, entries, (name) => this.urlWith(name, null).href);
+      for (const link of container.querySelectorAll('a[data-trace]')) {
+        link.addEventListener('click', (event) => {
+          if (event.ctrlKey || event.metaKey || event.shiftKey || event.button !== 0) return;
+          event.preventDefault();
+          history.pushState(null, '', link.href);
+          this.route();
+        });
+      }
+    } catch (error) {
+      container.replaceChildren(el('h1', { text: 'Lectures' }), el('p', { class: 'failure-text', text: error.message }));
+    }
+  }
+
+  showFailure(title, message) {
+    this.trace = null;
+    this.setMode('failure');
+    this.showMessage('');
+    $('failure-title').textContent = title;
+    $('failure-text').textContent = message;
+    $('failure-back').href = this.urlWith(null).href;
+  }
+
+  /** The trace file of `name`, as the index lists it (default NAME.json). */
+  async traceFile(name) {
+    try {
+      const entry = (await fetchIndex()).find((e) => e.name === name);
+      if (entry && typeof entry.file === 'string' && TRACE_FILE.test(entry.file) && !entry.file.includes('..')) return entry.file;
+    } catch {
+      // No index (a bare folder of traces): fall back to the conventional name.
+    }
+    return `${name}.json`;
+  }
+
+  async fetchTrace(name) {
+    if (!TRACE_NAME.test(name)) throw new Error(`"${name}" is not a trace name (letters, digits, "_", "-" and "." only).`);
+    return loadTrace(`traces/${await this.traceFile(name)}`);
+  }
+
+  async open(name, step) {
+    const token = ++this.loading;
+    this.showMessage(`Loading ${name}…`, 'info');
+    let trace;
+    try {
+      trace = await this.fetchTrace(name);
+    } catch (error) {
+      if (token === this.loading) this.showFailure(`Cannot show the trace "${name}"`, error.message);
+      return;
+    }
+    if (token === this.loading) this.install(name, trace, step);
+  }
+
+  // ---- a trace ---------------------------------------------------------------------------
+
+  install(name, trace, step, scrollTop = null) {
+    if (!trace.visibleSteps.length) {
+      const why = trace.header.message ? ` (${trace.header.status}: ${trace.header.message})` : '';
+      this.showFailure(`The trace "${name}" is empty`, `It records no steps to show${why}. Trace the lecture again.`);
+      return;
+    }
+    this.trace = trace;
+    this.name = name;
+    this.views.clear();
+    this.view = null;
+    this.step = -1;
+    this.call = -1;
+    this.heading = -2;
+    this.env = new EnvPanel($('env'));
+    this.setMode('lecture');
+    this.showMessage('');
+    const title = trace.header.title || name;
+    document.title = `${title} · cs336 lectures`;
+    $('title').textContent = title;
+    this.buildStatus();
+    this.buildToc();
+    this.show(trace.snap(step), { history: 'replace', scroll: scrollTop === null });
+    if (scrollTop !== null) this.codePane.scrollTop = scrollTop;
+    window.dispatchEvent(new CustomEvent('cs336:trace-loaded', { detail: { trace: name, steps: trace.numSteps } }));
+  }
+
+  /** Re-fetch the current trace, keeping the reader at the same file and line. */
+  async reload() {
+    if (!this.name) return;
+    const name = this.name;
+    const old = this.trace;
+    const token = ++this.loading;
+    let trace;
+    try {
+      trace = await this.fetchTrace(name);
+    } catch (error) {
+      if (token === this.loading) this.showMessage(error.message, 'error');
+      return;
+    }
+    if (token !== this.loading) return;
+    let step = this.step;
+    let scrollTop = null;
+    if (old && this.step >= 0) {
+      const path = old.files[old.fileOfStep(this.step)].path;
+      const file = trace.files.findIndex((f) => f.path === path);
+      const line = old.lineOfStep(this.step);
+      const same = file >= 0 && line <= trace.files[file].html.length ? trace.nearestStepAtLine(this.step, file, line) : -1;
+      if (same >= 0) {
+        step = same;
+        scrollTop = this.codePane.scrollTop;
+      }
+    }
+    this.install(name, trace, step, scrollTop);
+  }
+
+  buildStatus() {
+    const { header } = this.trace;
+    const box = $('status');
+    if (!header.status || header.status === 'ok') {
+      box.hidden = true;
+      return;
+    }
+    const what = { error: 'The lecture raised an error', max_steps: 'The run hit its step limit', timeout: 'The run timed out' }[header.status] || `The run ended with status ${header.status}`;
+    box.replaceChildren(el('span', { text: `${what}${header.message ? `: ${header.message}` : ''}` }));
+    if (this.trace.errorStep >= 0) {
+      box.append(' ', el('button', { class: 'linklike', text: 'show the error', onclick: () => this.show(this.trace.snap(this.trace.errorStep), { history: 'push' }) }));
+    }
+    box.className = `status status-${header.status}`;
+    box.hidden = false;
+  }
+
+  buildToc() {
+    const toc = $('toc');
+    const { headings } = this.trace;
+    $('lecture-view').classList.toggle('no-toc', !headings.length);
+    toc.replaceChildren(el('div', { class: 'toc-title', text: 'Contents' }),
+      el('ol', {}, headings.map((h, i) => el('li', { class: `toc-h${h.level}`, 'data-heading': i },
+        el('a', { href: this.urlWith(this.name, h.step).href, text: h.text, onclick: (event) => {
+          event.preventDefault();
+          this.show(h.step, { history: 'push' });
+        } })))));
+    this.tocItems = Array.from(toc.querySelectorAll('li'));
+  }
+
+  /** Put file's code in the pane (kept per file, with its scroll position). */
+  showFile(file) {
+    let view = this.views.get(file);
+    if (!view) {
+      view = new CodeView(this.trace, file, (f, line) => this.openFile(f, line));
+      this.views.set(file, view);
+    }
+    if (this.view !== view) {
+      if (this.view) this.view.scrollTop = this.codePane.scrollTop;
+      this.codePane.replaceChildren(view.root);
+      this.codePane.scrollTop = view.scrollTop || 0;
+      this.view = view;
+    }
+    return view;
+  }
+
+  /** Go to step s and show it: the one place where the screen follows the step. */
+  show(s, { history = 'none', scroll = true } = {}) {
+    const trace = this.trace;
+    if (!trace || s < 0) return;
+    this.step = s;
+    $('elsewhere').hidden = true;
+    const view = this.showFile(trace.fileOfStep(s));
+    const unit = view.setStep(s);
+    if (unit && scroll) this.scrollTo(unit);
+    this.env.update(trace, s, trace.previous(s));
+    if (trace.stepCall[s] !== this.call) this.buildCrumbs(s);
+    else this.crumbLine.textContent = `line ${trace.lineOfStep(s)}`;
+    const heading = trace.headingAt(s);
+    if (heading !== this.heading) {
+      if (this.tocItems[this.heading]) this.tocItems[this.heading].classList.remove('here');
+      if (this.tocItems[heading]) this.tocItems[heading].classList.add('here');
+      this.heading = heading;
+    }
+    const position = trace.visPos[s];
+    const count = trace.visibleSteps.length;
+    $('bar').style.width = `${((position + 1) / count) * 100}%`;
+    $('counter').textContent = `step ${formatCount(s)} / ${formatCount(trace.numSteps - 1)}`;
+    this.writeUrl(history);
+  }
+
+  buildCrumbs(s) {
+    const trace = this.trace;
+    this.call = trace.stepCall[s];
+    const frames = trace.stack(s);
+    const crumbs = $('crumbs');
+    crumbs.replaceChildren();
+    frames.forEach((frame, i) => {
+      if (i) crumbs.append(el('span', { class: 'crumb-sep', text: '›' }));
+      const name = trace.functionName(frame.call);
+      const path = trace.files[trace.fileOfStep(frame.step)].path;
+      if (i === frames.length - 1) {
+        this.crumbLine = el('span', { class: 'crumb-line', text: `line ${trace.lineOfStep(s)}` });
+        crumbs.append(el('span', { class: 'crumb current', title: path }, el('span', { text: name }), ' ', this.crumbLine));
+      } else {
+        const target = trace.visible[frame.step] ? frame.step : trace.snap(frame.step);
+        crumbs.append(el('button', { class: 'crumb', title: `${path}:${trace.lineOfStep(frame.step)} (step ${frame.step})`, text: name,
+          onclick: () => this.show(target, { history: 'push' }) }));
+      }
+    });
+  }
+
+  scrollTo(node) {
+    const pane = this.codePane;
+    const top = node.offsetTop;
+    const bottom = top + Math.min(node.offsetHeight, pane.clientHeight / 2);
+    const margin = Math.min(60, pane.clientHeight / 6);
+    if (top < pane.scrollTop + margin || bottom > pane.scrollTop + pane.clientHeight - margin) {
+      pane.scrollTop = Math.max(0, top - pane.clientHeight * 0.3);
+    }
+  }
+
+  /** An internal link: show `file` at `line` without moving the step. */
+  openFile(file, line) {
+    const trace = this.trace;
+    if (!trace || !trace.files[file]) return;
+    const view = this.showFile(file);
+    view.setStep(this.step);
+    const unit = view.unitElement(line);
+    if (unit) {
+      this.scrollTo(unit);
+      unit.classList.remove('target');
+      void unit.offsetWidth; // restart the highlight animation
+      unit.classList.add('target');
+    }
+    if (file !== trace.fileOfStep(this.step)) {
+      const box = $('elsewhere');
+      box.replaceChildren(el('span', { text: `Viewing ${trace.files[file].path}:${line}. ` }),
+        el('button', { class: 'linklike', text: 'Back to the current step (Esc)', onclick: () => this.show(this.step) }));
+      box.hidden = false;
+    }
+  }
+
+  clickLine(line) {
+    const trace = this.trace;
+    if (!trace || !this.view) return;
+    const target = trace.stepAtLine(this.step, this.view.file, line);
+    if (target >= 0) this.show(target, { history: 'push' });
+    else this.showMessage(`Line ${line} never ran in this trace.`, 'info', 2500);
+  }
+
+  seek(event) {
+    if (!this.trace) return;
+    const box = $('progress').getBoundingClientRect();
+    const fraction = Math.min(Math.max((event.clientX - box.left) / box.width, 0), 1);
+    const steps = this.trace.visibleSteps;
+    this.show(steps[Math.min(steps.length - 1, Math.floor(fraction * steps.length))], { history: 'push' });
+  }
+
+  // ---- keys and buttons --------------------------------------------------------------------
+
+  onKey(event) {
+    if (event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented || isEditable(event.target)) return;
+    const action = keyAction(event);
+    if (!action) return;
+    event.preventDefault();
+    this.act(action, event.repeat);
+  }
+
+  act(action, repeat) {
+    if (action === 'help') return this.toggleHelp();
+    if (action === 'escape') {
+      $('help').hidden = true;
+      if (this.trace && !$('elsewhere').hidden) this.show(this.step);
+      return;
+    }
+    if (action === 'traces') return this.goIndex();
+    const trace = this.trace;
+    if (!trace || this.mode !== 'lecture') return;
+    if (action === 'raw' || action === 'reveal') {
+      this[action] = !this[action];
+      this.codePane.classList.toggle(action, this[action]);
+      $(`${action}-button`).setAttribute('aria-pressed', String(this[action]));
+      const unit = this.view && this.view.current && (this.raw ? this.view.current.line : this.view.current.unit);
+      if (unit) this.scrollTo(unit);
+      return;
+    }
+    const s = this.step;
+    const moves = {
+      forward: () => trace.next(s),
+      back: () => trace.previous(s),
+      over: () => trace.stepOver(s, 1),
+      'over-back': () => trace.stepOver(s, -1),
+      out: () => trace.stepOut(s),
+    };
+    const target = moves[action] ? moves[action]() : -1;
+    if (target >= 0) this.show(target, { history: repeat ? 'replace' : 'push' });
+    else if (!$('elsewhere').hidden) this.show(s);
+    else if (action === 'out') this.showMessage('Already in the outermost call.', 'info', 2000);
+  }
+
+  toggleHelp() {
+    $('help').hidden = !$('help').hidden;
+  }
+
+  /** showMessage(text, kind) shows a line above the page; an empty text clears it. */
+  showMessage(text, kind = 'info', clearAfterMs = 0) {
+    const box = $('message');
+    clearTimeout(this.messageTimer);
+    box.textContent = text || '';
+    box.className = `message message-${kind === 'error' ? 'error' : 'info'}`;
+    box.hidden = !text;
+    if (text && clearAfterMs) this.messageTimer = setTimeout(() => this.showMessage(''), clearAfterMs);
+  }
+}
+
+const viewer = new Viewer();
+window.cs336Viewer = {
+  currentTrace: () => (viewer.trace ? viewer.name : null),
+  reload: () => viewer.reload(),
+  showMessage: (text, kind) => viewer.showMessage(text, kind),
+  toolbar: viewer.toolbar,
+  codePane: viewer.codePane,
+};
+viewer.route();

@@ -1,0 +1,78 @@
+/* What text(), image(), link() and plot() put on a line, as DOM. Markdown arrives rendered by
+   our own Python renderer (raw HTML in the lecture source already escaped), so its html goes
+   in as HTML; titles, authors, URLs and error texts go in as text. */
+
+import { el, safeUrl } from './dom.js';
+
+/** An asset path from the trace (relative to the trace file) or a data: image URL, else null. */
+function assetUrl(src, traceUrl) {
+  if (typeof src !== 'string') return null;
+  if (src.startsWith('data:image/')) return src;
+  return safeUrl(src, new URL(traceUrl, document.baseURI));
+}
+
+function placeholder(alt, error) {
+  return el('div', { class: 'r-missing', role: 'img', 'aria-label': alt || 'image' },
+    el('strong', { text: 'Image unavailable' }), alt ? el('span', { text: ` — ${alt}` }) : null,
+    error ? el('div', { class: 'r-error', text: error }) : null);
+}
+
+function image(rendering, traceUrl, cls) {
+  const src = assetUrl(rendering.src, traceUrl);
+  if (!src) return placeholder(rendering.alt, rendering.error || (rendering.src ? `refused source ${rendering.src}` : ''));
+  const img = el('img', { class: cls, src, alt: rendering.alt || '', loading: 'lazy' });
+  if (rendering.width !== undefined) img.style.width = typeof rendering.width === 'number' ? `${rendering.width}px` : String(rendering.width);
+  img.addEventListener('error', () => img.replaceWith(placeholder(rendering.alt, `could not load ${rendering.src}`)), { once: true });
+  return el('div', { class: 'r-image' }, img);
+}
+
+function markdown(rendering) {
+  const node = el('div', { class: rendering.verbatim ? 'r-markdown r-verbatim' : 'r-markdown' });
+  node.innerHTML = typeof rendering.html === 'string' ? rendering.html : '';
+  for (const [property, value] of Object.entries(rendering.style || {})) node.style.setProperty(property, String(value));
+  return node;
+}
+
+function card(rendering) {
+  const lines = [el('div', { class: 'card-title', text: rendering.title })];
+  if (rendering.authors && rendering.authors.length) lines.push(el('div', { class: 'card-authors', text: rendering.authors.join(', ') }));
+  const meta = [rendering.organization, rendering.date].filter(Boolean).join(' · ');
+  if (meta) lines.push(el('div', { class: 'card-meta', text: meta }));
+  if (rendering.description) lines.push(el('div', { class: 'card-description', text: rendering.description }));
+  lines.push(el('div', { class: 'card-url', text: rendering.url }));
+  return el('div', { class: 'card', role: 'tooltip' }, lines);
+}
+
+function link(rendering, trace, openFile) {
+  if (Number.isInteger(rendering.file)) {
+    const file = trace.files[rendering.file];
+    const where = file ? `${file.path}:${rendering.line}` : `file ${rendering.file}`;
+    const anchor = el('a', { class: 'r-link r-internal', href: '#', title: `Open ${where}` },
+      el('span', { class: 'r-link-title', text: rendering.title }), el('span', { class: 'r-where', text: where }));
+    anchor.addEventListener('click', (event) => {
+      event.preventDefault();
+      if (file) openFile(rendering.file, rendering.line);
+    });
+    return el('div', { class: 'r-linkline' }, anchor);
+  }
+  const href = safeUrl(rendering.url);
+  const anchor = el('a', { class: 'r-link r-external', href: href || undefined, target: '_blank', rel: 'noopener noreferrer' },
+    el('span', { class: 'r-link-title', text: rendering.title || rendering.url }));
+  const byline = [rendering.authors && rendering.authors.length ? rendering.authors.slice(0, 3).join(', ') + (rendering.authors.length > 3 ? ' et al.' : '') : '', rendering.date]
+    .filter(Boolean).join(', ');
+  return el('div', { class: 'r-linkline' }, el('span', { class: 'r-hover' }, anchor, card(rendering)), byline ? el('span', { class: 'r-byline', text: ` ${byline}` }) : null);
+}
+
+/** renderRenderings(step.r, trace, openFile) -> DocumentFragment of the line's renderings. */
+export function renderRenderings(renderings, trace, openFile) {
+  const fragment = document.createDocumentFragment();
+  for (const rendering of renderings) {
+    if (!rendering || typeof rendering !== 'object') continue;
+    if (rendering.type === 'markdown') fragment.append(markdown(rendering));
+    else if (rendering.type === 'image') fragment.append(image(rendering, trace.url, 'r-img'));
+    else if (rendering.type === 'plot') fragment.append(image(rendering, trace.url, 'r-plot'));
+    else if (rendering.type === 'link') fragment.append(link(rendering, trace, openFile));
+    else fragment.append(el('div', { class: 'r-error', text: `unknown rendering type ${JSON.stringify(rendering.type)}` }));
+  }
+  return fragment;
+}

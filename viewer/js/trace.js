@@ -1,0 +1,411 @@
+/* The trace model: checks a parsed trace (trace/README.md) and precomputes the indexes that
+   make every navigation a few binary searches, whatever the trace's size:
+     - visible steps in execution order (steps on @hide lines are never stopped on),
+     - visible steps grouped by call and by source line,
+     - steps carrying renderings grouped by line,
+     - value updates grouped by frame (a call plus the activations that `continue` it),
+       with environment snapshots every SNAPSHOT_EVERY updates, made on first use.
+   Indexes are flat Int32Arrays in CSR form: the items of key k are
+   items[offsets[k] .. offsets[k + 1]), sorted by step. */
+
+export const FORMAT = 'cs336-lectures-trace';
+export const VERSION = 1;
+const SNAPSHOT_EVERY = 64;
+const NEVER = 0x7fffffff;
+
+/** A trace that cannot be shown; the message says why, in words for the reader. */
+export class TraceError extends Error {}
+
+function fail(message) {
+  throw new TraceError(message);
+}
+
+/** Fetch and check the trace at `url`: loadTrace('traces/lecture_01.json') -> Trace */
+export async function loadTrace(url) {
+  let response;
+  try {
+    response = await fetch(url, { cache: 'no-cache' });
+  } catch (error) {
+    fail(`Could not fetch ${url}: ${error.message}`);
+  }
+  if (!response.ok) fail(`The trace file ${url} could not be loaded (HTTP ${response.status}).`);
+  const text = await response.text();
+  let data;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    fail(`${url} is not valid JSON, so it is probably truncated or corrupted (${error.message}). Trace the lecture again.`);
+  }
+  return new Trace(data, url);
+}
+
+const isIndex = (value, length) => Number.isInteger(value) && value >= 0 && value < length;
+
+/** First position in items[lo, hi) holding a value > s. */
+function upper(items, lo, hi, s) {
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (items[mid] <= s) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Group positions 0..n-1 by keys[i] (skipping -1) into {offsets, items}. */
+function groupBy(keys, numKeys) {
+  const offsets = new Int32Array(numKeys + 1);
+  for (let i = 0; i < keys.length; i++) if (keys[i] >= 0) offsets[keys[i] + 1]++;
+  for (let k = 0; k < numKeys; k++) offsets[k + 1] += offsets[k];
+  const items = new Int32Array(offsets[numKeys]);
+  const fill = offsets.slice(0, numKeys);
+  for (let i = 0; i < keys.length; i++) if (keys[i] >= 0) items[fill[keys[i]]++] = i;
+  return { offsets, items };
+}
+
+function checkTop(data) {
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) fail('This file holds JSON, but not a trace object.');
+  if (data.format !== FORMAT) {
+    fail(`This is not a cs336-lectures trace: its format is ${JSON.stringify(data.format ?? null)}, expected "${FORMAT}".`);
+  }
+  if (data.version !== VERSION) {
+    fail(`This trace has version ${JSON.stringify(data.version ?? null)}, but this viewer reads version ${VERSION}. Trace the lecture again with this version of cs336-lectures.`);
+  }
+  if (!data.header || typeof data.header !== 'object') fail('Malformed trace: the "header" is missing.');
+  for (const key of ['files', 'functions', 'calls', 'steps']) {
+    if (!Array.isArray(data[key])) fail(`Malformed trace: "${key}" is missing or is not a list.`);
+  }
+}
+
+export class Trace {
+  constructor(data, url = '') {
+    checkTop(data);
+    this.url = url;
+    this.header = data.header;
+    this.files = data.files;
+    this.functions = data.functions;
+    this.calls = data.calls;
+    this.steps = data.steps;
+    this.indexFiles();
+    this.indexCalls();
+    this.indexSteps();
+    this.indexFrames();
+    this.snapshots = new Map();
+  }
+
+  indexFiles() {
+    // A (file, line) pair becomes one integer key: lineBase[file] + line.
+    this.lineBase = new Int32Array(this.files.length + 1);
+    this.files.forEach((file, i) => {
+      if (!file || typeof file.path !== 'string' || typeof file.source !== 'string' || !Array.isArray(file.html)) {
+        fail(`Malformed trace: files[${i}] lacks its path, source or highlighted lines.`);
+      }
+      this.lineBase[i + 1] = this.lineBase[i] + file.html.length + 1;
+    });
+    this.numKeys = this.lineBase[this.files.length];
+    this.hiddenKey = new Uint8Array(this.numKeys);
+    this.files.forEach((file, i) => {
+      for (const line of file.hidden || []) {
+        if (isIndex(line, file.html.length + 1)) this.hiddenKey[this.lineBase[i] + line] = 1;
+      }
+    });
+  }
+
+  indexCalls() {
+    const { functions, calls } = this;
+    functions.forEach((fn, f) => {
+      if (!Array.isArray(fn) || !isIndex(fn[0], this.files.length) || typeof fn[1] !== 'string') {
+        fail(`Malformed trace: functions[${f}] is not [file, name, line] with a known file.`);
+      }
+    });
+    this.callFunc = new Int32Array(calls.length);
+    calls.forEach((call, c) => {
+      if (!Array.isArray(call) || !isIndex(call[0], functions.length)) {
+        fail(`Malformed trace: calls[${c}] does not name one of the ${functions.length} functions.`);
+      }
+      this.callFunc[c] = call[0];
+    });
+  }
+
+  indexSteps() {
+    const { steps, calls } = this;
+    const n = steps.length;
+    this.stepCall = new Int32Array(n);
+    this.stepKey = new Int32Array(n);
+    this.visible = new Uint8Array(n);
+    const visibleKeys = new Int32Array(n);
+    const callKeys = new Int32Array(n);
+    const renderKeys = new Int32Array(n);
+    this.headings = [];
+    const seenHeadings = new Set();
+    let numVisible = 0;
+    for (let s = 0; s < n; s++) {
+      const step = steps[s];
+      if (!Array.isArray(step) || !isIndex(step[0], calls.length) || !Number.isInteger(step[1])) {
+        fail(`Malformed trace: steps[${s}] is not [call, line] with a known call.`);
+      }
+      const file = this.functions[this.callFunc[step[0]]][0];
+      const numLines = this.files[file].html.length;
+      if (step[1] < 1 || step[1] > numLines) {
+        fail(`Malformed trace: steps[${s}] points at line ${step[1]} of ${this.files[file].path}, which has ${numLines} lines.`);
+      }
+      const extras = step[2];
+      if (extras !== undefined && (extras === null || typeof extras !== 'object' || Array.isArray(extras))) {
+        fail(`Malformed trace: the extras of steps[${s}] are not an object.`);
+      }
+      const key = this.lineBase[file] + step[1];
+      const visible = !this.hiddenKey[key];
+      this.stepCall[s] = step[0];
+      this.stepKey[s] = key;
+      this.visible[s] = visible ? 1 : 0;
+      numVisible += visible;
+      visibleKeys[s] = visible ? key : -1;
+      callKeys[s] = visible ? step[0] : -1;
+      const renderings = visible && extras && Array.isArray(extras.r) && extras.r.length ? extras.r : null;
+      renderKeys[s] = renderings ? key : -1;
+      for (const rendering of renderings || []) {
+        for (const heading of (rendering && rendering.headings) || []) {
+          const id = `${key}|${heading[2]}|${heading[1]}`;
+          if (seenHeadings.has(id)) continue;
+          seenHeadings.add(id);
+          this.headings.push({ level: heading[0], text: String(heading[1]), anchor: heading[2], step: s });
+        }
+      }
+    }
+    this.visibleSteps = new Int32Array(numVisible);
+    this.visPos = new Int32Array(n); // position in visibleSteps of the last visible step <= s
+    for (let s = 0, p = -1; s < n; s++) {
+      if (this.visible[s]) this.visibleSteps[++p] = s;
+      this.visPos[s] = p;
+    }
+    this.byCall = groupBy(callKeys, calls.length);
+    this.byLine = groupBy(visibleKeys, this.numKeys);
+    this.rendersByLine = groupBy(renderKeys, this.numKeys);
+    this.renderSteps = Int32Array.from(renderKeys.keys()).filter((s) => renderKeys[s] >= 0);
+    this.headingSteps = Int32Array.from(this.headings, (h) => h.step);
+    const last = steps[n - 1];
+    this.errorStep = last && last[2] && last[2].x ? n - 1 : -1;
+  }
+
+  indexFrames() {
+    const { calls, steps } = this;
+    const numCalls = calls.length;
+    this.callParent = new Int32Array(numCalls);
+    this.callDepth = new Int32Array(numCalls);
+    this.frameRoot = new Int32Array(numCalls);
+    for (let c = 0; c < numCalls; c++) {
+      const [, parentStep, continues] = calls[c];
+      if (!Number.isInteger(parentStep) || parentStep < -1 || parentStep >= steps.length) {
+        fail(`Malformed trace: calls[${c}] names a parent step ${parentStep} that does not exist.`);
+      }
+      if (continues !== undefined && !isIndex(continues, c)) {
+        fail(`Malformed trace: calls[${c}] continues call ${continues}, which is not an earlier call.`);
+      }
+      const parent = parentStep < 0 ? -1 : this.stepCall[parentStep];
+      // Calls are numbered as they start, so a caller always has a smaller id than its callee.
+      if (parent >= c) fail(`Malformed trace: calls[${c}] is called from a later call.`);
+      this.callParent[c] = parent;
+      this.callDepth[c] = parent < 0 ? 0 : this.callDepth[parent] + 1;
+      this.frameRoot[c] = continues === undefined ? c : this.frameRoot[continues];
+    }
+    const frameKeys = new Int32Array(steps.length);
+    for (let s = 0; s < steps.length; s++) {
+      const extras = steps[s][2];
+      frameKeys[s] = extras && (extras.v || extras.c) ? this.frameRoot[this.stepCall[s]] : -1;
+    }
+    this.updates = groupBy(frameKeys, numCalls);
+  }
+
+  get numSteps() {
+    return this.steps.length;
+  }
+
+  fileOfStep(s) {
+    return this.functions[this.callFunc[this.stepCall[s]]][0];
+  }
+
+  lineOfStep(s) {
+    return this.steps[s][1];
+  }
+
+  extras(s) {
+    return this.steps[s][2] || {};
+  }
+
+  functionName(call) {
+    return this.functions[this.callFunc[call]][1];
+  }
+
+  key(file, line) {
+    return this.lineBase[file] + line;
+  }
+
+  isHidden(file, line) {
+    return this.hiddenKey[this.lineBase[file] + line] === 1;
+  }
+
+  /** The first visible step executing (file, line), or NEVER. */
+  firstStepOf(file, line) {
+    const key = this.lineBase[file] + line;
+    const { offsets, items } = this.byLine;
+    return offsets[key] < offsets[key + 1] ? items[offsets[key]] : NEVER;
+  }
+
+  hasRenderings(file, line) {
+    const key = this.lineBase[file] + line;
+    return this.rendersByLine.offsets[key] < this.rendersByLine.offsets[key + 1];
+  }
+
+  /** A visible step close to s (s itself, else the next visible, else the previous), or -1. */
+  snap(s) {
+    const n = this.visibleSteps.length;
+    if (!n) return -1;
+    if (!Number.isInteger(s) || s < 0) return this.visibleSteps[0];
+    if (s >= this.steps.length) return this.visibleSteps[n - 1];
+    if (this.visible[s]) return s;
+    const p = this.visPos[s];
+    return p + 1 < n ? this.visibleSteps[p + 1] : this.visibleSteps[p];
+  }
+
+  next(s) {
+    const p = this.visPos[s] + 1;
+    return p < this.visibleSteps.length ? this.visibleSteps[p] : -1;
+  }
+
+  previous(s) {
+    const p = this.visible[s] ? this.visPos[s] - 1 : this.visPos[s];
+    return p >= 0 ? this.visibleSteps[p] : -1;
+  }
+
+  nextInCall(call, s) {
+    const { offsets, items } = this.byCall;
+    const i = upper(items, offsets[call], offsets[call + 1], s);
+    return i < offsets[call + 1] ? items[i] : -1;
+  }
+
+  previousInCall(call, s) {
+    const { offsets, items } = this.byCall;
+    const i = upper(items, offsets[call], offsets[call + 1], s - 1) - 1;
+    return i >= offsets[call] ? items[i] : -1;
+  }
+
+  /** The nearest visible step after (direction 1) or before (-1) s whose call is `call` or one
+      of its ancestors: stepping over a line runs its callees without stopping inside them,
+      and stepping over the last line of a function lands in its caller. */
+  stepOver(s, direction, call = this.stepCall[s]) {
+    let best = -1;
+    for (let c = call; c >= 0; c = this.callParent[c]) {
+      const t = direction > 0 ? this.nextInCall(c, s) : this.previousInCall(c, s);
+      if (t >= 0 && (best < 0 || (direction > 0 ? t < best : t > best))) best = t;
+    }
+    return best;
+  }
+
+  /** The first visible step, after the current call returns, in one of its callers; -1 at the top. */
+  stepOut(s) {
+    const parent = this.callParent[this.stepCall[s]];
+    return parent < 0 ? -1 : this.stepOver(s, 1, parent);
+  }
+
+  /** Where clicking line `line` of `file` goes from step s: the next step executing it when the
+      line is at or below the current one (or in another file), the previous one when it lies
+      above; failing that, the nearest in the other direction. -1 when the line never ran. */
+  stepAtLine(s, file, line) {
+    const key = this.lineBase[file] + line;
+    const { offsets, items } = this.byLine;
+    const lo = offsets[key];
+    const hi = offsets[key + 1];
+    if (lo === hi) return -1;
+    const above = file === this.fileOfStep(s) && line < this.lineOfStep(s);
+    const after = upper(items, lo, hi, s);
+    const before = upper(items, lo, hi, s - 1) - 1;
+    const forward = after < hi ? items[after] : -1;
+    const backward = before >= lo ? items[before] : -1;
+    if (above) return backward >= 0 ? backward : forward;
+    return forward >= 0 ? forward : backward;
+  }
+
+  /** The visible step executing (file, line) nearest to s, or -1. */
+  nearestStepAtLine(s, file, line) {
+    const key = this.lineBase[file] + line;
+    const { offsets, items } = this.byLine;
+    const lo = offsets[key];
+    const hi = offsets[key + 1];
+    const i = upper(items, lo, hi, s - 1); // the first step >= s
+    const forward = i < hi ? items[i] : -1;
+    const backward = i > lo ? items[i - 1] : -1;
+    if (forward < 0 || backward < 0) return Math.max(forward, backward);
+    return forward - s <= s - backward ? forward : backward;
+  }
+
+  /** The step whose renderings line (file, line) shows at step s: the latest step at or before
+      s that rendered on it, else the first one in the trace, so that the parts of the lecture
+      ahead of the cursor read like a document. -1 when the line never rendered. */
+  renderingStep(file, line, s) {
+    const key = this.lineBase[file] + line;
+    const { offsets, items } = this.rendersByLine;
+    const lo = offsets[key];
+    const hi = offsets[key + 1];
+    if (lo === hi) return -1;
+    const i = upper(items, lo, hi, s) - 1;
+    return i >= lo ? items[i] : items[lo];
+  }
+
+  /** Steps carrying renderings in (a, b]: the lines whose shown renderings may differ between a and b. */
+  renderStepsBetween(a, b) {
+    const lo = upper(this.renderSteps, 0, this.renderSteps.length, Math.min(a, b));
+    const hi = upper(this.renderSteps, 0, this.renderSteps.length, Math.max(a, b));
+    return this.renderSteps.subarray(lo, hi);
+  }
+
+  /** Index into this.headings of the section step s is in, or -1 before the first heading. */
+  headingAt(s) {
+    return upper(this.headingSteps, 0, this.headingSteps.length, s) - 1;
+  }
+
+  /** The stack of step s, outermost first: [{call, step}] where step is the line running in that call. */
+  stack(s) {
+    const frames = [];
+    for (let step = s; step >= 0; step = this.calls[this.stepCall[step]][1]) {
+      frames.push({ call: this.stepCall[step], step });
+    }
+    return frames.reverse();
+  }
+
+  /** The inspected values of step s's frame after its line ran: Map name -> {value, step}, where
+      step is the step that last wrote the value. Follows `continues` chains, applies clears. */
+  environment(s) {
+    const root = this.frameRoot[this.stepCall[s]];
+    const { offsets, items } = this.updates;
+    const lo = offsets[root];
+    const count = upper(items, lo, offsets[root + 1], s) - lo;
+    const snapshots = this.frameSnapshots(root);
+    const k = Math.floor(count / SNAPSHOT_EVERY);
+    const env = new Map(snapshots[k]);
+    for (let u = lo + k * SNAPSHOT_EVERY; u < lo + count; u++) this.applyUpdate(env, items[u]);
+    return env;
+  }
+
+  frameSnapshots(root) {
+    let snapshots = this.snapshots.get(root);
+    if (snapshots) return snapshots;
+    const { offsets, items } = this.updates;
+    const env = new Map();
+    snapshots = [new Map()];
+    for (let u = offsets[root], i = 1; u < offsets[root + 1]; u++, i++) {
+      this.applyUpdate(env, items[u]);
+      if (i % SNAPSHOT_EVERY === 0) snapshots.push(new Map(env));
+    }
+    this.snapshots.set(root, snapshots);
+    return snapshots;
+  }
+
+  applyUpdate(env, s) {
+    const extras = this.steps[s][2];
+    if (extras.v && typeof extras.v === 'object') {
+      for (const name of Object.keys(extras.v)) env.set(name, { value: extras.v[name], step: s });
+    }
+    if (Array.isArray(extras.c)) for (const name of extras.c) env.delete(name);
+  }
+}
+
+export { NEVER };
