@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
+import os
 import sys
 from pathlib import Path
 
@@ -24,6 +25,8 @@ DELEGATED = {  # subcommand -> (module defining add_arguments(parser) and run(ar
 
 
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        _fix_hash_seed()
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
     args = parser.parse_args(argv)
@@ -98,14 +101,28 @@ def trace(args: argparse.Namespace, argv: list[str]) -> int:
             print(f"{PROG}: error: {error}", file=sys.stderr)
             status = 2
             continue
+        except KeyboardInterrupt:
+            print(f"{PROG}: interrupted while tracing {file}; no trace written", file=sys.stderr)
+            return 130
         if result.status == "ok":
             if not args.quiet:
-                print(f"{result.path}: {result.num_steps} steps in {result.elapsed_s:.1f} s", file=sys.stderr)
+                steps = f"{result.num_steps} step{'' if result.num_steps == 1 else 's'}"
+                print(f"{result.path}: {steps} in {result.elapsed_s:.1f} s", file=sys.stderr)
         else:
-            print(f"{file}: {result.status}: {result.message} (partial trace written to {result.path})",
-                  file=sys.stderr)
+            print(f"{file}: {result.status}: {result.message} (trace written to {result.path})", file=sys.stderr)
             status = max(status, 1)
     return status
+
+
+def _fix_hash_seed() -> None:
+    """Re-run this command with PYTHONHASHSEED=0 unless it is set: the iteration order of a set
+    of strings depends on it, and a trace must not change from one run to the next."""
+    if os.environ.get("PYTHONHASHSEED") is not None or os.name != "posix":
+        return
+    os.environ["PYTHONHASHSEED"] = "0"
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execv(sys.executable, [sys.executable, "-m", "cs336_lectures", *sys.argv[1:]])
 
 
 @functools.cache

@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import inspect
 import io
+import math
 import os
 import re
 import sys
@@ -134,13 +135,13 @@ def image(path_or_url: str | os.PathLike, width: int | float | str | None = None
     >>> image("images/bpe-merges.png", width=400)
     >>> image("https://example.org/figure.png", width="50%")
     """
-    if not isinstance(path_or_url, (str, os.PathLike)):
+    source = os.fspath(path_or_url) if isinstance(path_or_url, os.PathLike) else path_or_url
+    if not isinstance(source, str):
         raise TypeError(f"image() expects a file path or a URL, not {type(path_or_url).__name__}")
-    _check_width(width)
+    width = _check_width(width)
     if _recorder is None:
         return
-    source = os.fspath(path_or_url)
-    is_url = isinstance(source, str) and urlsplit(source).scheme.lower() in ("http", "https")
+    is_url = urlsplit(source).scheme.lower() in ("http", "https")
     alt = Path(urlsplit(source).path if is_url else source).name or source
     rendering: dict[str, Any] = {"type": "image", "src": None, "alt": alt}
     if width is not None:
@@ -156,15 +157,19 @@ def image(path_or_url: str | os.PathLike, width: int | float | str | None = None
     _recorder.add_rendering(rendering)
 
 
-def _check_width(width: Any) -> None:
+def _check_width(width: Any) -> int | float | str | None:
+    """A width in pixels (a positive number) or a CSS length ('400px', '50%'), or None."""
     if width is None:
-        return
+        return None
     if isinstance(width, bool) or not isinstance(width, (int, float, str)):
         raise TypeError(f"image width must be a number of pixels or a CSS length, not {type(width).__name__}")
-    if isinstance(width, str) and not IMAGE_WIDTH.fullmatch(width.strip()):
-        raise ValueError(f"image width {width!r} is not a CSS length like '400px' or '50%'")
-    if not isinstance(width, str) and not width > 0:
-        raise ValueError(f"image width must be positive, not {width}")
+    if isinstance(width, str):
+        if not IMAGE_WIDTH.fullmatch(width.strip()):
+            raise ValueError(f"image width {width!r} is not a CSS length like '400px' or '50%'")
+        return width.strip()
+    if not (math.isfinite(width) and width > 0):
+        raise ValueError(f"image width must be a positive number of pixels, not {width}")
+    return width
 
 
 def _read_local_image(source: str, caller) -> bytes:
@@ -269,7 +274,7 @@ def _external_link(title, url, authors, date, organization, description) -> dict
 
 
 def _is_code(obj: Any) -> bool:
-    return inspect.isclass(obj) or inspect.ismodule(obj) or callable(obj)
+    return inspect.ismodule(obj) or callable(obj) or isinstance(obj, (property, staticmethod, classmethod))
 
 
 def _internal_link(obj: Any, title: str | None) -> dict[str, Any]:

@@ -72,6 +72,7 @@ def render_verbatim(text: str) -> str:
     return f'<pre class="verbatim">{html.escape(text, quote=False)}</pre>'
 
 
+@lru_cache(maxsize=4096)  # lectures repeat formulas, and conversion is the slow part of text()
 def render_math(latex: str, display: bool) -> str:
     """LaTeX to MathML; a formula latex2mathml cannot handle shows as its escaped source."""
     from latex2mathml.converter import convert

@@ -205,14 +205,15 @@ class Retracer:
                     generation = lecture.generation
                 self.hub.publish({"trace": lecture.name, "state": "running", "generation": generation})
                 self.log(f"tracing {lecture.given} ...")
-                ok, message = self.retrace(lecture)
+                try:
+                    outcome = self.retrace(lecture)
+                except Exception as error:  # e.g. the tracer could not be started: say so, keep serving
+                    outcome = {"state": "error", "message": f"could not run the tracer: {error}"}
                 if self.closed.is_set():
                     return
-                event = {"trace": lecture.name, "state": "ok" if ok else "error", "generation": generation}
-                if message:
-                    event["message"] = message
-                self.hub.publish(event)
-                self.log(f"{lecture.name}: {message}" if ok else f"{lecture.name}: failed: {message}")
+                self.hub.publish({"trace": lecture.name, "generation": generation, **outcome})
+                self.log(f"{lecture.name}: {outcome['message']}" if outcome["state"] == "ok"
+                         else f"{lecture.name}: failed: {outcome['message']}")
                 with lecture.lock:
                     if not lecture.pending:
                         return
@@ -230,8 +231,12 @@ class Retracer:
             command += ["--timeout", f"{self.timeout:g}"]
         return command
 
-    def retrace(self, lecture: Lecture) -> tuple[bool, str]:
-        """Trace into a temporary folder; install the result if it is good (or nothing better exists)."""
+    def retrace(self, lecture: Lecture) -> dict:
+        """Trace into a temporary folder; install the result if it is good (or nothing better exists).
+
+        Returns the outcome part of the event: state "ok" or "error", a message, and for a failed
+        run `installed: True` when its trace replaced one that was no better.
+        """
         self.traces_dir.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".retrace-{lecture.name}.", dir=self.traces_dir))
         try:
@@ -241,14 +246,16 @@ class Retracer:
             header = _read_header(produced)
             if header is None:
                 reason = tail(stderr) or f"the tracer exited with status {returncode} and wrote no trace"
-                return False, reason
-            status = header.get("status")
-            good = returncode == 0 and status == "ok"
-            if good or not self._has_good_trace(lecture):
+                return {"state": "error", "message": reason}
+            if returncode == 0 and header.get("status") == "ok":
                 self._install(staging, produced)
-            if good:
-                return True, f"traced {header.get('num_steps', '?')} steps in {time.monotonic() - started:.1f} s"
-            return False, _failure_message(produced, header, stderr, returncode)
+                elapsed = time.monotonic() - started
+                return {"state": "ok", "message": f"traced {header.get('num_steps', '?')} steps in {elapsed:.1f} s"}
+            outcome = {"state": "error", "message": _failure_message(produced, header, stderr, returncode)}
+            if not self._has_good_trace(lecture):
+                self._install(staging, produced)
+                outcome["installed"] = True
+            return outcome
         finally:
             shutil.rmtree(staging, ignore_errors=True)
 
@@ -330,10 +337,13 @@ class Watcher(threading.Thread):
     def run(self) -> None:
         while not self.stopped.wait(POLL_SECONDS):
             for lecture in self.lectures.values():
-                stamp = lecture.stamp()
-                # A missing file is an editor's save in progress (write, rename); wait for it.
-                if stamp is not None and stamp != lecture.seen:
-                    lecture.seen = stamp
+                with lecture.lock:  # a save from the browser updates `seen` under this lock too
+                    stamp = lecture.stamp()
+                    # A missing file is an editor's save in progress (write, rename); wait for it.
+                    changed = stamp is not None and stamp != lecture.seen
+                    if changed:
+                        lecture.seen = stamp
+                if changed:
                     self.retracer.request(lecture)
 
     def stop(self) -> None:
@@ -360,6 +370,8 @@ class LectureServer(ThreadingHTTPServer):
         self.lectures: dict[str, Lecture] = {}
         for path in lectures:
             lecture = Lecture(path)
+            if lecture.name in self.lectures and self.lectures[lecture.name].path == lecture.path:
+                continue  # the same file named twice
             if lecture.name in self.lectures:
                 raise ValueError(f"two lectures would both write the trace {lecture.name}.json: "
                                  f"{self.lectures[lecture.name].given} and {path}")
@@ -398,6 +410,7 @@ class LectureServer(ThreadingHTTPServer):
         return self
 
     def close(self) -> None:
+        """Stop watching, end the event streams, kill running tracers, stop serving."""
         self.watcher.stop()
         self.hub.close()
         self.retracer.close()
@@ -508,11 +521,10 @@ class RequestHandler(BaseHTTPRequestHandler):
         if path == "/api/source":
             lecture = self._lecture(query)
             source = self._read_source()
-            previous = lecture.path.read_text(encoding="utf-8") if lecture.path.exists() else None
-            if previous is not None:
-                write_atomically(lecture.path.with_name(lecture.path.name + ".bak"), previous)
-            write_atomically(lecture.path, source)
-            lecture.seen = lecture.stamp()  # this write is handled here, not by the watcher
+            try:
+                self._save(lecture, source)
+            except (OSError, UnicodeError) as error:
+                raise Refused(HTTPStatus.INTERNAL_SERVER_ERROR, f"cannot save {lecture.given}: {error}") from None
             server.retracer.request(lecture)
             server.log(f"{lecture.given} saved from the browser")
             self._send_json({"queued": True, "trace": lecture.name}, HTTPStatus.ACCEPTED)
@@ -522,6 +534,18 @@ class RequestHandler(BaseHTTPRequestHandler):
             self._send_json({"queued": True, "trace": lecture.name}, HTTPStatus.ACCEPTED)
         else:
             raise Refused(HTTPStatus.NOT_FOUND, "no such API")
+
+    @staticmethod
+    def _save(lecture: Lecture, source: str) -> None:
+        """Write the lecture, the previous version kept as <file>.bak; both writes atomic."""
+        with lecture.lock:  # the watcher must not take this write for an outside change
+            try:
+                previous = lecture.path.read_text(encoding="utf-8")
+                write_atomically(lecture.path.with_name(lecture.path.name + ".bak"), previous)
+            except FileNotFoundError:
+                pass
+            write_atomically(lecture.path, source)
+            lecture.seen = lecture.stamp()
 
     def _read_source(self) -> str:
         try:
@@ -578,6 +602,10 @@ class RequestHandler(BaseHTTPRequestHandler):
         self.send_header("Cache-Control", "no-cache")
         self.send_header("X-Content-Type-Options", "nosniff")
         self.send_header("Referrer-Policy", "no-referrer")
+        # Scripts only from this server (never from HTML inside a trace), and no framing of the editor.
+        self.send_header("Content-Security-Policy",
+                         "script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
+        self.send_header("X-Frame-Options", "DENY")
 
     def _send_json(self, data: object, status: HTTPStatus = HTTPStatus.OK, head: bool = False) -> None:
         body = json.dumps(data).encode()
@@ -632,39 +660,42 @@ def _stop(signum, frame) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    for flag, value in (("--max-steps", args.max_steps), ("--timeout", args.timeout)):
+        if value is not None and not value > 0:
+            print(f"cs336-lectures: error: {flag} must be positive, not {value}", file=sys.stderr)
+            return 2
     missing = [path for path in args.lectures if not Path(path).is_file()]
     if missing:
-        print(f"error: no such lecture file: {', '.join(missing)}", file=sys.stderr)
+        print(f"cs336-lectures: error: no such lecture file: {', '.join(missing)}", file=sys.stderr)
         return 2
     if not (VIEWER_DIR / "index.html").is_file():
-        print(f"error: the viewer is missing ({VIEWER_DIR}/index.html)", file=sys.stderr)
+        print(f"cs336-lectures: error: the viewer is missing ({VIEWER_DIR}/index.html)", file=sys.stderr)
         return 2
     try:
         server = LectureServer([Path(path) for path in args.lectures], Path(args.traces), host=args.host,
                                port=args.port, max_steps=args.max_steps, timeout=args.timeout,
                                log=lambda message: print(message, flush=True))
     except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"cs336-lectures: error: {error}", file=sys.stderr)
         return 2
     except OSError as error:
-        print(f"error: cannot listen on {args.host}:{args.port}: {error.strerror or error}", file=sys.stderr)
+        print(f"cs336-lectures: error: cannot listen on {args.host}:{args.port}: {error.strerror or error}", file=sys.stderr)
         return 1
-    with server:
+    try:
         print(f"cs336-lectures: serving {server.traces_dir} at {server.url}", flush=True)
         if args.host not in ("127.0.0.1", "localhost", "::1"):
-            print(f"warning: listening on {args.host}; anyone who can reach it and has the token can run code",
+            print(f"cs336-lectures: warning: listening on {args.host}; anyone who can reach it and has the token can run code",
                   flush=True)
+        for lecture in server.lectures.values():
+            print(f"watching {lecture.given} (trace {lecture.name})", flush=True)
         print("press Ctrl-C to stop", flush=True)
         signal.signal(signal.SIGTERM, _stop)
         server.begin()
         if not args.no_browser:
             webbrowser.open(server.url)
-        try:
-            server.serve_forever()
-        except KeyboardInterrupt:
-            print("\nstopping", flush=True)
-        finally:
-            server.watcher.stop()
-            server.hub.close()
-            server.retracer.close()
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("\nstopping", flush=True)
+    finally:
+        server.close()
     return 0

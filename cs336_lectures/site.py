@@ -198,7 +198,7 @@ def write_site(trace_paths: list[Path], out: Path, viewer_dir: Path = VIEWER_DIR
         for part in VIEWER_PARTS:
             source = viewer_dir / part
             if source.is_dir():
-                shutil.copytree(source, staging / part)
+                shutil.copytree(source, staging / part, ignore=shutil.ignore_patterns(".*"))
             elif source.is_file():
                 shutil.copy2(source, staging / part)
         traces = staging / "traces"
@@ -210,7 +210,7 @@ def write_site(trace_paths: list[Path], out: Path, viewer_dir: Path = VIEWER_DIR
                 if source.is_file():
                     shutil.copy2(source, traces / "assets" / asset)
                 else:
-                    print(f"warning: {path} refers to assets/{asset}, which is missing", file=sys.stderr)
+                    print(f"cs336-lectures: warning: {path} refers to assets/{asset}, which is missing", file=sys.stderr)
         index = build_index(traces)
         (traces / INDEX_NAME).write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
         _replace_folder(staging, out)
@@ -239,13 +239,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         trace_paths = trace_files(DEFAULT_TRACES)
         if not trace_paths:
-            print(f"error: no traces in {DEFAULT_TRACES}/; run `cs336-lectures trace LECTURE.py` first "
+            print(f"cs336-lectures: error: no traces in {DEFAULT_TRACES}/; run `cs336-lectures trace LECTURE.py` first "
                   "or name the trace files", file=sys.stderr)
             return 2
     try:
         index = write_site(trace_paths, Path(args.out))
     except SiteError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"cs336-lectures: error: {error}", file=sys.stderr)
         return 2
     print(f"wrote {args.out}/ ({len(index['traces'])} traces); entry: {Path(args.out) / 'index.html'}")
     return 0

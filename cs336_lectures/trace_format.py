@@ -34,8 +34,10 @@ def write_trace(trace: dict, path: str | os.PathLike) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        # dumps, not dump: only the one-shot encoder is the fast C one.
+        text = json.dumps(trace, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
         with os.fdopen(handle, "w", encoding="utf-8") as file:
-            json.dump(trace, file, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+            file.write(text)
         os.chmod(temp_name, 0o666 & ~_UMASK)  # mkstemp makes it private; a trace is for sharing
         os.replace(temp_name, path)
     except BaseException:

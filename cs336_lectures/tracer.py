@@ -22,7 +22,6 @@ What this layer adds on top of `sys.settrace`:
 
 from __future__ import annotations
 
-import _thread
 import ast
 import builtins
 import datetime
@@ -33,6 +32,7 @@ import io
 import os
 import platform
 import random
+import signal
 import sys
 import threading
 import time
@@ -47,6 +47,8 @@ from typing import Any, Callable, Iterator
 from cs336_lectures.directives import Directive, parse_directives
 from cs336_lectures.trace_format import FORMAT, VERSION, write_trace
 
+RUNTIME_MODULES = frozenset({"__init__", "__main__", "assets", "cli", "directives", "primitives", "rendering",
+                             "server", "site", "trace_format", "tracer", "values"})
 CHECK_EVERY = 4096  # steps between checks of --max-steps / --timeout / the progress display
 _NOT_FOUND = object()
 _YIELD_VALUE = dis.opmap["YIELD_VALUE"]  # the instruction a suspended generator or coroutine stopped at
@@ -199,7 +201,8 @@ class Tracer:
     # --- running ---------------------------------------------------------------------------
 
     def run(self, function: Callable[[], Any]) -> BaseException | None:
-        """Call `function` with tracing on; return the exception that ended it, if any.
+        """Call `function` with tracing on; return the exception that ended it, if any
+        (sys.exit() with a non-zero code counts as one).
 
         A stop by max_steps / timeout is not returned: it sets stop_status and stop_message.
         """
@@ -231,6 +234,9 @@ class Tracer:
             if not self._watchdog_fired:
                 raise
             self._note_timeout()
+        except SystemExit as exit:  # sys.exit() in a lecture: a failure unless it says success
+            if exit.code not in (None, 0):
+                failure = exit
         except Exception as error:  # the lecture failed: that goes into the trace
             failure = error
         finally:
@@ -274,24 +280,25 @@ class Tracer:
         return function
 
     def _start_call(self, frame: types.FrameType, function: int):
-        previous = frame.f_trace  # set only when this frame ran before: a resumed generator
+        # frame.f_trace is set only when this frame ran before under us: a resumed generator.
+        resumed = getattr(frame.f_trace, "__self__", None)
+        if resumed is not None and not (isinstance(resumed, _Activation) and resumed.tracer is self):
+            resumed = None  # someone else's tracer, or an earlier trace's
         if self.suppress:
-            if previous is not None:
-                frame.f_trace = previous.__self__.dormant
+            frame.f_trace = resumed.dormant if resumed is not None else None
             return None
         parent = self.current
         parent_step = parent.step if parent is not None else -1
         call_id = len(self.calls)
-        if previous is None:
+        if resumed is None:
             self.calls.append([function, parent_step])
             values = {}
         else:
-            resumed = previous.__self__
             self.calls.append([function, parent_step, resumed.call_id])
             values = resumed.values
         directives = self.files[self.functions[function][0]].directives
         activation = _Activation(self, call_id, parent, directives, values)
-        if previous is not None:  # the suspended line (yield, await) is still running
+        if resumed is not None:  # the suspended line (yield, await) is still running
             activation.step, activation.pending, resumed.pending = resumed.step, resumed.pending, None
         self.current = activation
         return activation.callback
@@ -357,16 +364,25 @@ class Tracer:
 
     def _start_watchdog(self) -> threading.Timer | None:
         """Time out even while the lecture is inside untraced code, where no step is checked."""
-        if self.timeout is None:
+        if self.timeout is None or threading.current_thread() is not threading.main_thread():
             return None
         self._watchdog_lock = threading.Lock()
         self._watchdog_armed = True
+        self._sigint_delivered = False
+
+        def on_sigint(signum: int, frame: types.FrameType | None) -> None:
+            self._sigint_delivered = True
+            raise KeyboardInterrupt
+
+        # Our own handler: also works when the process was started with SIGINT ignored.
+        self._previous_sigint = signal.signal(signal.SIGINT, on_sigint)
 
         def fire() -> None:
             with self._watchdog_lock:
                 if self._watchdog_armed:
                     self._watchdog_fired = True
-                    _thread.interrupt_main()
+                    # A real SIGINT also wakes a main thread blocked in sleep() or I/O.
+                    signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
 
         timer = threading.Timer(self.timeout + 0.5, fire)  # the step check normally fires first
         timer.daemon = True
@@ -379,9 +395,14 @@ class Tracer:
         with self._watchdog_lock:
             self._watchdog_armed = False
         timer.cancel()
-        if self._watchdog_fired:  # its KeyboardInterrupt is on its way: take it here, not later
+        try:
+            # A signal sent but not yet handled raises soon: let that happen here, not later.
             for _ in range(100):
+                if not self._watchdog_fired or self._sigint_delivered:
+                    break
                 time.sleep(0.01)
+        finally:
+            signal.signal(signal.SIGINT, self._previous_sigint)
 
     def _note_timeout(self) -> None:
         self.stop_status = "timeout"
@@ -393,10 +414,10 @@ class Tracer:
     def _record_error(self, error: BaseException) -> None:
         """Put the error on the failing line of the innermost traced frame (a final step)."""
         site = None
-        for tb in _traceback_entries(error.__traceback__):
-            local_tracer = tb.tb_frame.f_trace
-            if getattr(local_tracer, "__self__", None).__class__ is _Activation:
-                site = (local_tracer.__self__, tb.tb_lineno)
+        for tb in _traceback_entries(error.__traceback__):  # outermost first: the last match wins
+            activation = getattr(tb.tb_frame.f_trace, "__self__", None)
+            if isinstance(activation, _Activation) and activation.tracer is self:
+                site = (activation, tb.tb_lineno)
         info = {"type": type(error).__qualname__, "message": str(error), "traceback": _format_traceback(error)}
         if site is None:
             if not self.steps:
@@ -511,7 +532,7 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
 
     Raises LectureError when the lecture cannot be started at all.
     """
-    source, entry = _check_lecture(path, section)
+    entry = _check_lecture(path, section)
     traced = [path.resolve(), *_module_files(trace_modules)]
     title = path.stem if section is None else f"{path.stem}.{section}"
     from cs336_lectures.assets import AssetStore
@@ -529,25 +550,26 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
                 _import_untraced(path, load)
                 failure = tracer.run(getattr(module, entry))
 
-    header = {"title": title, "source": str(path), "entry": entry, "created": created,
-              "elapsed_s": round(tracer.elapsed_s, 3), **environment(), "command": list(command),
-              "seed": seed, "status": "ok"}
-    message = None
-    if failure is not None:
-        header["status"] = "error"
-        message = _one_line(failure, tracer)
-    elif tracer.stop_status is not None:
-        header["status"] = tracer.stop_status
-        message = tracer.stop_message
-    if message is not None:
-        header["message"] = message
-    out_path = output_dir / f"{title}.json"
-    write_trace(tracer.to_dict(header), out_path)
+        header = {"title": title, "source": str(path), "entry": entry, "created": created,
+                  "elapsed_s": round(tracer.elapsed_s, 3), **environment(), "command": list(command),
+                  "seed": seed, "status": "ok"}
+        message = None
+        if failure is not None:
+            header["status"] = "error"
+            message = _one_line(failure, tracer)
+        elif tracer.stop_status is not None:
+            header["status"] = tracer.stop_status
+            message = tracer.stop_message
+        if message is not None:
+            header["message"] = message
+        if on_progress is not None:
+            on_progress(len(tracer.steps), tracer.elapsed_s, "writing")
+        out_path = write_trace(tracer.to_dict(header), output_dir / f"{title}.json")
     return TraceResult(out_path, header["status"], len(tracer.steps), header["elapsed_s"], message)
 
 
-def _check_lecture(path: Path, section: str | None) -> tuple[str, str]:
-    """The lecture's source and the entry to trace; LectureError for what cannot run."""
+def _check_lecture(path: Path, section: str | None) -> str:
+    """The entry to trace (a function name or <module>); LectureError for what cannot run."""
     if not path.exists():
         raise LectureError(f"{path}: no such file")
     if not path.is_file():
@@ -564,8 +586,8 @@ def _check_lecture(path: Path, section: str | None) -> tuple[str, str]:
         if section not in functions:
             known = ", ".join(sorted(functions)) or "none"
             raise LectureError(f"{path}: no top-level function {section!r} to trace (functions: {known})")
-        return source, section
-    return source, "main" if "main" in functions else "<module>"
+        return section
+    return "main" if "main" in functions else "<module>"
 
 
 def _module_files(names: tuple[str, ...]) -> list[Path]:
@@ -583,7 +605,9 @@ def _module_files(names: tuple[str, ...]) -> list[Path]:
                 files.extend(sorted(Path(folder).rglob("*.py")))
         else:
             files.append(Path(spec.origin))
-    return files
+    # The runtime itself is never traced: text() would then record its own lines, not the lecture's.
+    runtime = Path(__file__).resolve().parent
+    return [file for file in files if not (file.resolve().parent == runtime and file.stem in RUNTIME_MODULES)]
 
 
 @contextmanager
@@ -665,19 +689,22 @@ def environment() -> dict:
 
 
 @contextmanager
-def _progress_display(title: str, quiet: bool) -> Iterator[Callable[[int, float], None] | None]:
-    """A rich spinner with the step count and elapsed time, on the real stderr, a few frames a second."""
-    if quiet:
+def _progress_display(title: str, quiet: bool) -> Iterator[Callable[..., None] | None]:
+    """A rich spinner with the step count and elapsed time on a terminal's stderr, redrawn a few
+    times a second by rich's own thread; yields `update(steps, elapsed, phase="tracing")`."""
+    if quiet or not sys.stderr.isatty():
         yield None
         return
     from rich.console import Console
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    console = Console(file=sys.stderr)
-    progress = Progress(SpinnerColumn(), TextColumn("tracing {task.description}"),
-                        TextColumn("{task.completed} steps"), TimeElapsedColumn(),
-                        console=console, transient=True, refresh_per_second=4,
-                        redirect_stdout=False, redirect_stderr=False)
-    task = progress.add_task(title, total=None)
+    progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), TextColumn("{task.completed} steps"),
+                        TimeElapsedColumn(), console=Console(file=sys.stderr), transient=True,
+                        refresh_per_second=4, redirect_stdout=False, redirect_stderr=False)
+    task = progress.add_task(f"tracing {title}", total=None)
+
+    def update(steps: int, elapsed: float, phase: str = "tracing") -> None:
+        progress.update(task, completed=steps, description=f"{phase} {title}")
+
     with progress:
-        yield lambda steps, elapsed: progress.update(task, completed=steps)
+        yield update

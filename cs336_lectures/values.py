@@ -8,6 +8,11 @@ never grows without bound: strings, containers, nesting, reprs and tensor conten
 capped, and a whole value has a size budget. Tensors carry their layout (stride, storage
 offset, an id for the underlying storage) because lectures teach exactly that.
 
+Conventions beyond trace/README.md: strides are in elements for numpy arrays too (as in
+torch); complex elements are [real, imag] pairs; float32 and narrower floats are written as
+the exact double they hold; sets are listed in sorted order so traces do not depend on
+string hashing.
+
     >>> encoder = ValueEncoder()
     >>> encoder.encode([1, 2.5, "a"])
     {'t': 'list', 'items': [1, {'t': 'float', 'v': 2.5}, 'a']}
@@ -39,6 +44,7 @@ MAX_STRING = 1000  # characters of a string, and of a repr
 MAX_BYTES = 1000
 MAX_ITEMS = 100  # items shown of a container
 MAX_DEPTH = 6  # containers nested deeper become "truncated"
+MAX_SORTED_SET = 10_000  # larger sets are listed in iteration order
 MAX_TENSOR_DATA = 256  # elements; bigger tensors get a preview and statistics
 PREVIEW = 64
 # Rough output characters one value may take; containers stop adding items when it runs out.
@@ -102,16 +108,16 @@ class ValueEncoder:
             return _failure(obj, error)
 
     def _other(self, obj: Any, depth: int) -> Any:
-        torch = sys.modules.get("torch")
-        if torch is not None:
-            encoded = self._torch_value(obj, torch)
-            if encoded is not None:
-                return encoded
-        numpy = sys.modules.get("numpy")
-        if numpy is not None:
-            encoded = self._numpy_value(obj, numpy, depth)
-            if encoded is not None:
-                return encoded
+        # torch and numpy are looked up, never imported: a lecture without them pays nothing.
+        for name, encode in (("torch", self._torch_value), ("numpy", self._numpy_value)):
+            module = sys.modules.get(name)
+            if module is not None:
+                try:
+                    encoded = encode(obj, module, depth)
+                except Exception:  # an exotic subclass (masked array, nested tensor): its repr will do
+                    return self._object(obj)
+                if encoded is not None:
+                    return encoded
         if isinstance(obj, enum.Enum):
             return self._object(obj)
         if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -210,6 +216,8 @@ class ValueEncoder:
         try:
             encoded = []
             for name, read in fields[:MAX_ITEMS]:
+                if self._budget <= 0:
+                    break
                 try:
                     item = self._encode(read(), depth + 1)
                 except Exception as error:  # a field that was never set
@@ -252,7 +260,7 @@ class ValueEncoder:
 
     # ------------------------------------------------------------ torch
 
-    def _torch_value(self, obj: Any, torch) -> Any:
+    def _torch_value(self, obj: Any, torch, depth: int) -> Any:
         if isinstance(obj, torch.Tensor):
             return self._tensor(obj, torch)
         if isinstance(obj, torch.dtype):
@@ -305,10 +313,10 @@ class ValueEncoder:
         if x.is_quantized:
             x = x.dequantize()
         if count <= MAX_TENSOR_DATA:
-            value["data"] = _finite_tree(_plain_tensor(x, torch).cpu().tolist())
+            value["data"] = _finite_tree(_tensor_list(_plain_tensor(x, torch), torch))
             self._budget -= ELEMENT_COST * count
             return
-        value["preview"] = _finite_tree(_plain_tensor(_head(x, PREVIEW), torch).cpu().reshape(-1).tolist())
+        value["preview"] = _finite_tree(_tensor_list(_plain_tensor(_head(x, PREVIEW), torch).reshape(-1), torch))
         self._budget -= ELEMENT_COST * PREVIEW
         if x.is_complex():
             return
@@ -369,10 +377,10 @@ class ValueEncoder:
             "nbytes": int(array.nbytes),
         }
         if array.size <= MAX_TENSOR_DATA:
-            value["data"] = _finite_tree(_plain_array(array, np).tolist())
+            value["data"] = _finite_tree(_array_list(_plain_array(array, np), np))
             self._budget -= ELEMENT_COST * array.size
             return value
-        value["preview"] = _finite_tree(_plain_array(array.flat[:PREVIEW], np).reshape(-1).tolist())
+        value["preview"] = _finite_tree(_array_list(_plain_array(array.flat[:PREVIEW], np).reshape(-1), np))
         self._budget -= ELEMENT_COST * PREVIEW
         if array.dtype.kind != "c":
             with np.errstate(all="ignore"):  # inf - inf in the mean must not warn on the lecture's stderr
@@ -446,11 +454,28 @@ def _plain_tensor(x, torch):
     return x
 
 
+def _tensor_list(x, torch) -> list:
+    """x.tolist(), with float32 elements written as their shortest float32 digits (0.1, not 0.10000000149011612)."""
+    x = x.detach().cpu()
+    if x.dtype != torch.float32:
+        return x.tolist()
+    import numpy as np
+
+    return _array_list(x.numpy(), np)
+
+
+def _array_list(a, np) -> list:
+    """a.tolist(), with float32 elements written as their shortest float32 digits."""
+    if a.dtype == np.float32:
+        return a.astype(str).astype(np.float64).tolist()
+    return a.tolist()
+
+
 def _plain_array(a, np):
     if a.dtype.kind == "c":
         return np.stack([a.real, a.imag], axis=-1).astype(np.float64)
     if a.dtype.kind == "f" and a.dtype not in (np.float32, np.float64):
-        return a.astype(np.float64)
+        return a.astype(np.float32 if a.dtype.itemsize < 4 else np.float64)
     return a
 
 
@@ -467,12 +492,16 @@ def _head(x, count: int):
 
 
 def _first_items_in_order(items: set | frozenset) -> list:
-    """Up to MAX_ITEMS items of a set in sorted order, so the trace does not depend on hashing."""
+    """Up to MAX_ITEMS items of a set in sorted order, so the trace does not depend on hashing.
+
+    Sets larger than MAX_SORTED_SET are shown in iteration order: ordering them would cost
+    milliseconds on every inspected line.
+    """
+    if len(items) > MAX_SORTED_SET:
+        return list(itertools.islice(items, MAX_ITEMS))
     try:
         return heapq.nsmallest(MAX_ITEMS, items)
     except Exception:  # items that do not compare with each other
-        if len(items) > 100 * MAX_ITEMS:
-            return list(itertools.islice(items, MAX_ITEMS))
         return sorted(items, key=lambda item: (type(item).__name__, _attempt(lambda: repr(item), "")))[:MAX_ITEMS]
 
 
@@ -594,10 +623,10 @@ def _decode_nested(data: Any) -> Any:
 
 def _hashable(key: Any) -> Any:
     """A decoded key usable in a dict or set: lists become tuples, dicts tuples of pairs."""
-    if isinstance(key, list):
+    if isinstance(key, (list, tuple)):
         return tuple(_hashable(item) for item in key)
     if isinstance(key, dict):
         return tuple((k, _hashable(v)) for k, v in key.items())
-    if isinstance(key, set):
-        return frozenset(key)
+    if isinstance(key, (set, frozenset)):
+        return frozenset(_hashable(item) for item in key)
     return key

@@ -120,8 +120,9 @@ def what_small_models_teach():
     text("Example 1: the share of FLOPs spent on attention versus the MLP shifts with scale "
          "(Stephen Roller made this point with a plot; here is ours, from the standard "
          "per-token FLOP counts of a GPT-3-shaped layer with a 2048-token context).")
-    context_length = 2048
-    d_models = [768, 1024, 1536, 2048, 2560, 4096, 5120, 12288]  # the GPT-3 family, 125M..175B
+    context_length = 2048  # @inspect context_length
+    # the GPT-3 family, 125M..175B
+    d_models = [768, 1024, 1536, 2048, 2560, 4096, 5120, 12288]  # @inspect d_models
     attention_share = [attention_flops_share(d, context_length) for d in d_models]  # @inspect attention_share @stepover
     plot(attention_share_figure(d_models, attention_share))  # @stepover
     text("The quadratic attention part is about a third of a layer's FLOPs at 125M "
@@ -368,7 +369,7 @@ def scaling_laws():
     link(kaplan2020)
     link(chinchilla2022)
     text("The short version: $D^* = 20 N^*$.")
-    chinchilla_params = 1.4e9
+    chinchilla_params = 1.4e9  # @inspect chinchilla_params
     chinchilla_tokens = 20 * chinchilla_params  # @inspect chinchilla_tokens
     text("A 1.4B-parameter model should see 28B tokens. This ignores the cost of "
          "inference, which favours smaller models trained longer.")
@@ -522,8 +523,11 @@ def tokenization_examples():
     gpt2_compression_ratio = get_compression_ratio(string, gpt2_indices)  # @inspect gpt2_compression_ratio
     text("26 bytes in 14 tokens. \"Hello\", \",\" and \"!\" are single tokens; the emoji "
          "takes three and each Cyrillic letter one or two.")
-    hello_hello = tokenizer.encode("hello hello")  # @inspect hello_hello
-    number = tokenizer.encode("1234567")  # @inspect number
+    text("The observations above, token by token:")
+    observed = tokenizer.encode("Hello world! hello hello 12345678")  # @inspect observed
+    observed_tokens = [tokenizer.decode_single_token_bytes(index) for index in observed]  # @inspect observed_tokens
+    text("\" world\" carries its space; \"Hello\" at the start and \" hello\" after a "
+         "space are different tokens; the number is cut into \" 123\", \"45\", \"678\".")
 
 
 def character_tokenizer():
@@ -643,10 +647,11 @@ def bpe_encoding():
     string = "the quick brown fox"  # @inspect string
     bpe_indices = tokenizer.encode(string)  # @inspect bpe_indices
     first_token = params.vocab[bpe_indices[0]]  # @inspect first_token
-    assert tokenizer.decode(bpe_indices) == string
+    decoded = tokenizer.decode(bpe_indices)  # @inspect decoded
+    assert decoded == string
     bpe_compression_ratio = get_compression_ratio(string, bpe_indices)  # @inspect bpe_compression_ratio
-    text("Only \"the \" was learned from three merges on a tiny text, so every other "
-         "character stays one byte.")
+    text("The three merges only ever build \"the \", so every other character of this "
+         "text stays a single byte.")
 
 
 def assignment_1_tokenizer():
@@ -682,6 +687,16 @@ def assignment_1_tokenizer():
 
 def tokenization_summary():
     text("## Summary")
+    string = "Hello, 🌍! Привет!"  # @inspect string
+    compression_ratios = {  # @inspect compression_ratios
+        "character": get_compression_ratio(string, CharacterTokenizer().encode(string)),
+        "byte": get_compression_ratio(string, ByteTokenizer().encode(string)),
+        "word (GPT-2 regex)": get_compression_ratio(string, regex.findall(GPT2_TOKENIZER_REGEX, string)),
+    }
+    gpt2 = load_gpt2_tokenizer()
+    if gpt2 is not None:
+        compression_ratios["BPE (GPT-2)"] = get_compression_ratio(string, gpt2.encode(string))  # @inspect compression_ratios
+    plot(compression_figure(string, compression_ratios))  # @stepover
     text("- A tokenizer maps strings to tokens (indices) and back.")
     text("- Character, byte and word tokenizers are all far from optimal.")
     text("- BPE is an effective heuristic built on corpus statistics.")
@@ -771,6 +786,20 @@ def is_valid_utf8(token: bytes) -> bool:
         return True
     except UnicodeDecodeError:
         return False
+
+
+def compression_figure(string: str, ratios: dict[str, float]):
+    figure = Figure(figsize=(6, 2.6))
+    axes = figure.subplots()
+    axes.barh(list(ratios), list(ratios.values()), color="#5bc0de")
+    for row, ratio in enumerate(ratios.values()):
+        axes.text(ratio, row, f" {ratio:.2f}", va="center", fontsize=9)
+    axes.invert_yaxis()
+    axes.set_xlabel("UTF-8 bytes per token (higher is better)")
+    axes.set_title(f"Compression of {string!r}")
+    axes.set_xlim(0, max(ratios.values()) * 1.2)
+    figure.tight_layout()
+    return figure
 
 
 def attention_flops_share(d_model: int, context_length: int) -> float:

@@ -181,6 +181,10 @@ def test_lecture_01_gpt2(lecture_01, gpt2_cache):
     assert last(lecture_01, "gpt2_indices") == [
         15496, 11, 12520, 234, 235, 0, 12466, 253, 21169, 18849, 38857, 16843, 20375, 0]
     assert last(lecture_01, "gpt2_compression_ratio") == pytest.approx(26 / 14)
+    assert last(lecture_01, "observed_tokens") == [
+        b"Hello", b" world", b"!", b" hello", b" hello", b" 123", b"45", b"678"]
+    assert last(lecture_01, "compression_ratios") == pytest.approx({
+        "character": 26 / 17, "byte": 1.0, "word (GPT-2 regex)": 26 / 8, "BPE (GPT-2)": 26 / 14})
     assert last(lecture_01, "same_as_tiktoken") is True
     assert last(lecture_01, "our_gpt2_indices")[-1] == 50256  # <|endoftext|>
 
@@ -287,8 +291,9 @@ def test_lecture_02_training_checkpoint_and_mixed_precision(lecture_02):
     assert len(slow) == len(fast) == 100
     assert slow[0] == fast[0]  # the same data and initialization; only lr differs
     assert last(lecture_02, "fast_final_loss") < last(lecture_02, "slow_final_loss") / 10
-    assert last(lecture_02, "resumed_iteration") == 1
-    assert last(lecture_02, "weights_restored") is True
+    assert last(lecture_02, "resumed_iteration") == 5
+    assert last(lecture_02, "resumed_exactly") is True
+    assert last(lecture_02, "resumed_losses") == last(lecture_02, "uninterrupted_losses")
     assert last(lecture_02, "output_dtype") == "torch.bfloat16"
     assert last(lecture_02, "parameter_dtype") == "torch.float32"
     assert tensor_data(last(lecture_02, "inputs"))[0][1:] == tensor_data(last(lecture_02, "targets"))[0][:-1]

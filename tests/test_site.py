@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import http.server
 import json
@@ -180,22 +181,47 @@ def test_build_command_defaults_to_var_traces_and_serves_statically(tmp_path, mo
     entry = (out / "index.html").read_text()
     for url in re.findall(r'(?:src|href)="([^"]+)"', entry):
         assert not url.startswith(("/", "http:", "https:")), f"index.html refers to {url}: not relative"
-        assert (out / url.split("?")[0]).is_file(), f"index.html refers to missing {url}"
+        path = url.split("?")[0].split("#")[0]
+        if path and not url.startswith("data:"):
+            assert (out / path).is_file(), f"index.html refers to missing {url}"
 
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(out))
-    handler.log_message = lambda *args: None
+    with static_server(out) as base:
+        def get(path: str) -> bytes:
+            with urllib.request.urlopen(base + path, timeout=10) as response:
+                return response.read()
+
+        assert b"<script" in get("index.html")
+        index = json.loads(get("traces/index.json"))
+        trace = json.loads(get("traces/" + index["traces"][0]["file"]))
+        plot = trace["steps"][0][2]["r"][0]["src"]
+        assert get("traces/" + plot) == SVG
+
+
+@pytest.mark.browser
+def test_exported_site_works_from_a_subfolder_of_a_static_host(tmp_path, page):
+    traces = write_trace_dir(tmp_path / "traces", {"lecture_a": sample_trace("lecture_a", lines=4, asset=ASSET)})
+    site.write_site([traces / "lecture_a.json"], tmp_path / "host" / "course" / "site")
+    with static_server(tmp_path / "host") as base:
+        page.goto(base + "course/site/index.html")
+        page.locator("a[data-trace=lecture_a]").click()
+        page.locator(".code .line.current").wait_for(state="attached")
+        assert "trace=lecture_a" in page.url
+        assert page.locator(".code .line").count() == 4
+        assert page.locator(".cs336-live-edit").count() == 0  # no server: no editing
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def static_server(folder: Path):
+    """A plain static file server over `folder`, as any static host would be; yields its base URL."""
+    handler = functools.partial(QuietHandler, directory=str(folder))
     with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as static:
         threading.Thread(target=static.serve_forever, daemon=True).start()
-        base = f"http://127.0.0.1:{static.server_address[1]}/"
         try:
-            def get(path: str) -> bytes:
-                with urllib.request.urlopen(base + path, timeout=10) as response:
-                    return response.read()
-
-            assert b"<script" in get("index.html")
-            index = json.loads(get("traces/index.json"))
-            trace = json.loads(get("traces/" + index["traces"][0]["file"]))
-            plot = trace["steps"][0][2]["r"][0]["src"]
-            assert get("traces/" + plot) == SVG
+            yield f"http://127.0.0.1:{static.server_address[1]}/"
         finally:
             static.shutdown()

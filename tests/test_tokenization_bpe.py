@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pytest
 from hypothesis import given, settings
@@ -45,6 +46,56 @@ def test_train_bpe_ties_go_to_the_greater_pair(tmp_path):
     path.write_text("ab cd")  # pre-tokens "ab" and " cd": pairs (a,b), (" ",c), (c,d) once each
     _, merges = train_bpe(path, 256 + 2, [])
     assert merges == [(b"c", b"d"), (b"a", b"b")]
+
+
+def brute_force_merges(text: str, num_merges: int, special_tokens: list[str]) -> list[tuple[bytes, bytes]]:
+    """The definition, recounting every pair at every step."""
+    counts = Counter(PreTokenizer(special_tokens).split(text))
+    words: dict[tuple[bytes, ...], int] = {}
+    for word, count in counts.items():
+        if word not in special_tokens:
+            key = tuple(bytes([byte]) for byte in word.encode())
+            words[key] = words.get(key, 0) + count
+    merges = []
+    for _ in range(num_merges):
+        pairs: Counter = Counter()
+        for word, count in words.items():
+            for pair in zip(word, word[1:]):
+                pairs[pair] += count
+        if not pairs:
+            break
+        best = max(pairs, key=lambda pair: (pairs[pair], pair))
+        merges.append(best)
+        merged_words: dict[tuple[bytes, ...], int] = {}
+        for word, count in words.items():
+            merged, i = [], 0
+            while i < len(word):
+                if word[i : i + 2] == best:
+                    merged.append(best[0] + best[1])
+                    i += 2
+                else:
+                    merged.append(word[i])
+                    i += 1
+            merged_words[tuple(merged)] = merged_words.get(tuple(merged), 0) + count
+        words = merged_words
+    return merges
+
+
+def test_train_bpe_matches_the_definition_on_other_texts(tmp_path, fixtures_dir):
+    text = "".join((fixtures_dir / name).read_text() for name in ("tinystories_sample.txt", "german.txt", "address.txt"))
+    path = tmp_path / "mixed.txt"
+    path.write_text(text)
+    _, merges = train_bpe(path, 256 + 1 + 200, [EOT])
+    assert merges == brute_force_merges(text, 200, [EOT])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet="aab b\nйé!1", max_size=300))
+def test_train_bpe_matches_the_definition_on_generated_text(tmp_path_factory, text):
+    path = tmp_path_factory.mktemp("generated") / "text.txt"
+    path.write_text(text, encoding="utf-8")
+    _, merges = train_bpe(path, 256 + 40, [])
+    assert merges == brute_force_merges(text, 40, [])
 
 
 def test_special_tokens_split_the_text_and_are_never_merged(tmp_path):

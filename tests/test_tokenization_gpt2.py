@@ -47,6 +47,12 @@ def test_fixture_texts_match_tiktoken(fixtures_dir, tiktoken_gpt2, ours, ours_wi
         assert ours.decode(expected) == sample
 
 
+@pytest.mark.parametrize("text", ["\U000323b0's", " \u0558\u0558's 1\U0001246f", "ok \U0003d000\U0003d000 done"])
+def test_characters_newer_than_tiktokens_unicode_tables(tiktoken_gpt2, ours, text):
+    # Unicode 17.0 letters: tiktoken (Unicode 16.0 tables) groups them with symbols.
+    assert ours.encode(text) == tiktoken_gpt2.encode(text)
+
+
 def test_special_token_id_is_gpt2s(ours, ours_without_specials):
     assert ours.encode(EOT) == [50256]
     assert ours_without_specials.encode(EOT) == [27, 91, 437, 1659, 5239, 91, 29]

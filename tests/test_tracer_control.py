@@ -182,17 +182,32 @@ def test_timeout_stops_untraced_code_too(tmp_path, validate_trace):
     source = """
         import time
 
-        def wait_forever():
-            while True:
-                time.sleep(0.01)
+        def wait():
+            time.sleep(60)
 
         def main():
             started = True
-            wait_forever()  # @stepover
+            wait()  # @stepover
         """
     result, raw, trace = trace_program(tmp_path, source, validate_trace, timeout=0.2)
     assert result.status == "timeout"
-    assert [step.line for step in trace.steps] == [9, 10]
+    assert [step.line for step in trace.steps] == [8, 9]
+
+
+@pytest.mark.parametrize("code, status", [(0, "ok"), (None, "ok"), (3, "error"), ("bye", "error")])
+def test_sys_exit_in_a_lecture(tmp_path, validate_trace, code, status):
+    source = f"""
+        import sys
+
+        def main():
+            x = 1
+            sys.exit({code!r})
+            never = 2
+        """
+    result, raw, trace = trace_program(tmp_path, source, validate_trace)
+    assert result.status == status
+    assert [step.line for step in trace.steps] == [5, 6]
+    assert (trace.steps[-1].error is not None) == (status == "error")
 
 
 def test_lecture_catching_everything_still_stops(tmp_path, validate_trace):
@@ -320,3 +335,16 @@ def test_missing_and_broken_lectures_are_lecture_errors(tmp_path):
     with pytest.raises(LectureError, match=r"imports.py:1: import failed: ModuleNotFoundError"):
         trace_lecture(tmp_path / "imports.py", output_dir=tmp_path, quiet=True)
     assert not list(tmp_path.glob("*.json"))
+
+
+def test_the_runtime_is_never_traced(tmp_path, validate_trace):
+    source = """
+        from cs336_lectures import text
+
+        def main():
+            text("hello")
+        """
+    _, raw, trace = trace_program(tmp_path, source, validate_trace, trace_modules=("cs336_lectures",))
+    assert [(step.function, step.line) for step in trace.steps] == [("main", 5)]
+    assert "hello" in trace.steps[0].renderings[0]["html"]
+    assert len(raw["files"]) == 1

@@ -80,7 +80,7 @@ def nesting(obj) -> int:
     return 0
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(exact_values)
 def test_exact_values_round_trip(obj):
     value = encode(obj)
@@ -128,13 +128,44 @@ arrays = npst.arrays(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(tensors() | arrays, max_size=3))
 def test_tensors_and_arrays_encode(items):
     value = encode(items)
     for item, encoded in zip(items, value["items"]):
         assert encoded["shape"] == list(item.shape)
         assert ("data" in encoded) == (math.prod(item.shape) <= 256)
+
+
+@dataclasses.dataclass(frozen=True)
+class Frozen:
+    label: str
+    weight: float
+
+
+class Unprintable:
+    def __repr__(self):
+        raise ValueError("unprintable")
+
+
+anything = st.recursive(
+    exact_values
+    | tensors()
+    | arrays
+    | st.builds(Frozen, st.text(max_size=5), st.floats())
+    | st.builds(Unprintable)
+    | st.sampled_from([torch.float16, torch.device("cpu"), torch.finfo(torch.float32), np.iinfo(np.int16), len, object]),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.tuples(inner, inner)
+    | st.dictionaries(st.text(max_size=4) | st.builds(Frozen, st.text(max_size=3), st.floats(allow_nan=False)), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(anything)
+def test_anything_encodes_and_decodes_without_raising(obj):
+    decode(encode(obj))
 
 
 # ---------------------------------------------------------------- scalars and text

@@ -7,6 +7,7 @@ import http.client
 import json
 import queue
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -79,7 +80,7 @@ class LiveServer:
             time.sleep(0.1)
 
     def close(self) -> None:
-        self.process.terminate()
+        self.process.send_signal(signal.SIGINT)  # Ctrl-C
         try:
             self.process.wait(timeout=20)
         except subprocess.TimeoutExpired:
@@ -92,7 +93,7 @@ def live(tmp_path_factory):
     server = LiveServer(tmp_path_factory.mktemp("live"))
     yield server
     server.close()
-    assert server.process.returncode == 0, "the server did not stop cleanly on SIGTERM"
+    assert server.process.returncode == 0, "the server did not stop cleanly on Ctrl-C:\n" + "".join(server.output)
 
 
 def current_line(page) -> int:
@@ -110,6 +111,9 @@ def open_at_total_line(page, live: LiveServer) -> None:
 
 
 def test_edit_and_retrace_through_the_page_keeps_the_reader_in_place(page, live):
+    problems = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.on("console", lambda message: message.type == "error" and problems.append(message.text))
     open_at_total_line(page, live)
     assert "token" not in page.url  # kept in sessionStorage, not in the address bar or history
     assert page.evaluate("sessionStorage.getItem('cs336-lectures-token')") == live.token
@@ -122,7 +126,7 @@ def test_edit_and_retrace_through_the_page_keeps_the_reader_in_place(page, live)
     editor.fill(edited)
     editor.press("Control+s")
 
-    page.get_by_text("Second version of the lecture").wait_for(timeout=120_000)
+    page.get_by_text("Second version of the lecture", exact=True).wait_for(timeout=120_000)
     page.locator(".cs336-live-editor").wait_for(state="hidden")
     assert current_line(page) == TOTAL_LINE
     assert live.lecture.read_text() == edited
@@ -138,8 +142,16 @@ def test_edit_and_retrace_through_the_page_keeps_the_reader_in_place(page, live)
     status.filter(has_text=re.compile("syntax", re.I)).wait_for(timeout=120_000)
     assert "last good trace" in status.inner_text()
     page.get_by_text(re.compile("failed; showing the last good trace")).first.wait_for()
-    assert page.get_by_text("Second version of the lecture").count() >= 1
+    assert page.get_by_text("Second version of the lecture", exact=True).count() >= 1
     assert live.trace.read_bytes() == good_trace
+    assert current_line(page) == TOTAL_LINE
+    assert problems == []  # no script error, no Content-Security-Policy violation
+
+
+def test_saving_the_file_elsewhere_reloads_the_open_viewer(page, live):
+    open_at_total_line(page, live)
+    live.lecture.write_text(LECTURE.replace("First version", "Edited in another editor"))
+    page.get_by_text("Edited in another editor of the lecture", exact=True).wait_for(timeout=120_000)
     assert current_line(page) == TOTAL_LINE
 
 

@@ -124,6 +124,7 @@ def main():
     numbers = list(range(50))  # @inspect numbers
     for i in range(3):  # @inspect i
         total = add(total, i)  # @inspect total
+    del i  # @clear i
     values = list(count())
     text("The end")
 
@@ -194,6 +195,7 @@ def demo_trace(title: str = "demo") -> dict:
         call_add(s, total, i)
         total += i
     b.step(main, at("for i in"))
+    b.step(main, at("del i"), c=["i"])
     s = b.step(main, at("values = list"), v={"values": {"t": "list", "items": [0, 1]}})
     first = b.call(count_fn, s)
     b.step(first, at("n = 0"), v={"n": 0})
@@ -228,12 +230,15 @@ def index_entry(name: str, trace: dict) -> dict:
     return entry
 
 
-def write_site(root: Path, traces: dict[str, dict | str]) -> Path:
-    """Lay out a site in root: the viewer's files, traces/<name>.json and traces/index.json.
-    A trace given as a str is written verbatim (to test broken files) and left out of the index."""
+def write_site(root: Path, traces: dict[str, dict | str], assets: Path | None = None) -> Path:
+    """Lay out a site in root: the viewer's files, traces/<name>.json, traces/index.json and,
+    from `assets`, traces/assets/. A trace given as a str is written verbatim (to test broken
+    files) and left out of the index."""
     shutil.copytree(VIEWER, root, dirs_exist_ok=True)
     folder = root / "traces"
     folder.mkdir(parents=True, exist_ok=True)
+    if assets is not None and assets.is_dir():
+        shutil.copytree(assets, folder / "assets", dirs_exist_ok=True)
     entries = []
     for name, trace in traces.items():
         if isinstance(trace, str):

@@ -12,14 +12,18 @@ import hashlib
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import tiktoken
+if TYPE_CHECKING:
+    import tiktoken
 
 _GPT2_URL = "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/"
 
 
 def get_gpt2_tokenizer() -> tiktoken.Encoding:
     """tiktoken's GPT-2 encoding: ``get_gpt2_tokenizer().encode("Hello, world")``."""
+    import tiktoken
+
     return tiktoken.get_encoding("gpt2")
 
 

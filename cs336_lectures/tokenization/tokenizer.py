@@ -12,8 +12,10 @@ ids are exactly tiktoken's GPT-2 ids.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Iterator, Sequence
-from itertools import chain
+from itertools import chain, repeat
+from operator import add
 
 from cs336_lectures.tokenization.base import Tokenizer
 from cs336_lectures.tokenization.gpt2_bytes import (
@@ -74,19 +76,25 @@ class BPETokenizer(Tokenizer):
         missing = [byte for byte in range(256) if bytes([byte]) not in self._ids]
         if missing:
             raise ValueError(f"vocab lacks {len(missing)} single bytes, e.g. {bytes([missing[0]])!r}")
-        self._byte_ids = [self._ids[bytes([byte])] for byte in range(256)]
-
-        # (left id, right id) -> (rank, merged id); the first listing of a pair counts.
-        self._ranks: dict[tuple[int, int], tuple[int, int]] = {}
+        # While a pre-token is merged it is held as a str with one character per token
+        # (chr of its id): a pair is then a 2-character string, and str.replace merges
+        # all its occurrences left to right, in C. The table turns byte b into its token.
+        self._byte_table = {byte: chr(self._ids[bytes([byte])]) for byte in range(256)}
+        # pair -> rank; the first listing of a pair counts. _merged[rank] is its result.
+        self._ranks: dict[str, int] = {}
+        self._pairs: list[str] = []
+        self._merged: list[str] = []
         for rank, (left, right) in enumerate(self.merges):
             try:
-                key = (self._ids[left], self._ids[right])
-                merged = self._ids[left + right]
+                pair = chr(self._ids[left]) + chr(self._ids[right])
+                merged = chr(self._ids[left + right])
             except (KeyError, TypeError):
                 raise ValueError(
                     f"merge {rank} ({left!r}, {right!r}) uses or makes a token that is not in vocab"
                 ) from None
-            self._ranks.setdefault(key, (rank, merged))
+            self._ranks.setdefault(pair, len(self._pairs))
+            self._pairs.append(pair)
+            self._merged.append(merged)
 
         fixed = {special: (index,) for special, index in self.special_ids.items()}
         self._cache = _PieceCache(self._encode_piece, fixed)
@@ -132,35 +140,17 @@ class BPETokenizer(Tokenizer):
 
     def _encode_piece(self, piece: str) -> tuple[int, ...]:
         """Merge one pre-token's bytes, always at the best-ranked pair present."""
-        ids = [self._byte_ids[byte] for byte in piece.encode("utf-8")]
+        word = piece.encode("utf-8").decode("latin-1").translate(self._byte_table)
         ranks = self._ranks
-        while len(ids) > 1:
-            best = _NO_MERGE
-            for pair in zip(ids, ids[1:]):
-                found = ranks.get(pair, _NO_MERGE)
-                if found < best:
-                    best, best_pair = found, pair
-            if best is _NO_MERGE:
+        while len(word) > 1:
+            best = min(map(ranks.get, map(add, word, word[1:]), repeat(_NOT_A_MERGE)))
+            if best == _NOT_A_MERGE:
                 break
-            ids = _merge_ids(ids, *best_pair, best[1])
-        return tuple(ids)
+            word = word.replace(self._pairs[best], self._merged[best])
+        return tuple(map(ord, word))
 
 
-_NO_MERGE = (float("inf"), -1)
-
-
-def _merge_ids(ids: list[int], left: int, right: int, merged: int) -> list[int]:
-    out: list[int] = []
-    i = 0
-    last = len(ids) - 1
-    while i <= last:
-        if i < last and ids[i] == left and ids[i + 1] == right:
-            out.append(merged)
-            i += 2
-        else:
-            out.append(ids[i])
-            i += 1
-    return out
+_NOT_A_MERGE = sys.maxsize
 
 
 class _PieceCache(dict):

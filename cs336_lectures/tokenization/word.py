@@ -20,31 +20,34 @@ import regex
 # then whitespace, keeping one space back for the word that follows it.
 GPT2_TOKENIZER_REGEX = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 
-# Code points first assigned in Unicode 17.0. Newer releases of ``regex`` class them as
+_PATTERN = regex.compile(GPT2_TOKENIZER_REGEX)
+
+# Code points first assigned in Unicode 17.0. Recent releases of ``regex`` class them as
 # letters or numbers, but tiktoken's engine (Unicode 16.0 tables) sees unassigned code
-# points, which GPT-2's regex groups with symbols. Treating them as symbols keeps our
-# pre-tokens equal to tiktoken's whatever tables the installed ``regex`` carries.
-_UNICODE_17 = (
-    "\u0558\u058B-\u058C\u088F\u0C5C\u0CDC\u208F\u209D-\u209F\uA7CE-\uA7CF\uA7D2"
-    "\uA7D4\uA7DD\uA7E2\uA7F1\uAB6C-\uAB6D\U000107BB-\U000107BF\U00010940-\U00010959"
-    "\U00010EC5-\U00010EC7\U00010ED9-\U00010EEE\U00011B0A\U00011DB0-\U00011DDB"
-    "\U00011DE0-\U00011DE9\U00011DF1\U0001246F\U00012475-\U0001247F"
-    "\U00012550-\U00012686\U00016EA0-\U00016EB8\U00016EBB-\U00016ED3"
-    "\U00016FF2-\U00016FF6\U000187F8-\U000187FF\U00018CD6-\U00018CDA"
-    "\U00018D09-\U00018D20\U00018D80-\U00018DF2\U00018E00-\U00019191"
-    "\U000191A0-\U000191D2\U0001B123-\U0001B128\U0001B168\U0001D6A6"
-    "\U0001DF1F-\U0001DF24\U0001DF2B-\U0001DF81\U0001DF90-\U0001DF96"
-    "\U0001DFCD-\U0001DFFF\U0001E6C0-\U0001E6DE\U0001E6E0-\U0001E6E2"
-    "\U0001E6E4-\U0001E6E5\U0001E6E7-\U0001E6ED\U0001E6F0-\U0001E6F4"
-    "\U0001E6FE-\U0001E6FF\U0002B73A-\U0002B73F\U0002B81E\U0002CEA2-\U0002CEAD"
-    "\U000323B0-\U00033479\U0003D000-\U0003FC3F"
-)
-_LETTER = rf"[\p{{L}}--[{_UNICODE_17}]]"
-_NUMBER = rf"[\p{{N}}--[{_UNICODE_17}]]"
-_SYMBOL = rf"[[^\s\p{{L}}\p{{N}}][{_UNICODE_17}]]"
-# GPT2_TOKENIZER_REGEX, with its letter, number and symbol classes pinned as above.
-_PATTERN = regex.compile(
-    rf"'(?:[sdmt]|ll|ve|re)| ?{_LETTER}+| ?{_NUMBER}+| ?{_SYMBOL}+|\s+(?!\S)|\s+", flags=regex.V1
+# points, which GPT-2's regex groups with symbols. Text holding any of them goes
+# through a pattern that treats them as symbols, so that our pre-tokens equal
+# tiktoken's whatever tables the installed ``regex`` carries.
+_UNICODE_17_RANGES = [
+    (0x0558, 0x0558), (0x058B, 0x058C), (0x088F, 0x088F), (0x0C5C, 0x0C5C),
+    (0x0CDC, 0x0CDC), (0x208F, 0x208F), (0x209D, 0x209F), (0xA7CE, 0xA7CF),
+    (0xA7D2, 0xA7D2), (0xA7D4, 0xA7D4), (0xA7DD, 0xA7DD), (0xA7E2, 0xA7E2),
+    (0xA7F1, 0xA7F1), (0xAB6C, 0xAB6D), (0x107BB, 0x107BF), (0x10940, 0x10959),
+    (0x10EC5, 0x10EC7), (0x10ED9, 0x10EEE), (0x11B0A, 0x11B0A), (0x11DB0, 0x11DDB),
+    (0x11DE0, 0x11DE9), (0x11DF1, 0x11DF1), (0x1246F, 0x1246F), (0x12475, 0x1247F),
+    (0x12550, 0x12686), (0x16EA0, 0x16EB8), (0x16EBB, 0x16ED3), (0x16FF2, 0x16FF6),
+    (0x187F8, 0x187FF), (0x18CD6, 0x18CDA), (0x18D09, 0x18D20), (0x18D80, 0x18DF2),
+    (0x18E00, 0x19191), (0x191A0, 0x191D2), (0x1B123, 0x1B128), (0x1B168, 0x1B168),
+    (0x1D6A6, 0x1D6A6), (0x1DF1F, 0x1DF24), (0x1DF2B, 0x1DF81), (0x1DF90, 0x1DF96),
+    (0x1DFCD, 0x1DFFF), (0x1E6C0, 0x1E6DE), (0x1E6E0, 0x1E6E2), (0x1E6E4, 0x1E6E5),
+    (0x1E6E7, 0x1E6ED), (0x1E6F0, 0x1E6F4), (0x1E6FE, 0x1E6FF), (0x2B73A, 0x2B73F),
+    (0x2B81E, 0x2B81E), (0x2CEA2, 0x2CEAD), (0x323B0, 0x33479), (0x3D000, 0x3FC3F),
+]
+_UNICODE_17_CLASS = "".join(f"{chr(low)}-{chr(high)}" for low, high in _UNICODE_17_RANGES)
+_UNICODE_17_SEARCH = re.compile(f"[{_UNICODE_17_CLASS}]")
+_PINNED_PATTERN = regex.compile(
+    rf"'(?:[sdmt]|ll|ve|re)| ?[\p{{L}}--[{_UNICODE_17_CLASS}]]+| ?[\p{{N}}--[{_UNICODE_17_CLASS}]]+"
+    rf"| ?[[^\s\p{{L}}\p{{N}}][{_UNICODE_17_CLASS}]]+|\s+(?!\S)|\s+",
+    flags=regex.V1,
 )
 
 # The same pattern spelled for ASCII text, where the standard library's ``re`` is about
@@ -60,7 +63,69 @@ def pretokenize(text: str) -> list[str]:
     """GPT-2's pre-tokens: ``pretokenize("I'll go!") == ["I", "'ll", " go", "!"]``."""
     if text.isascii():
         return _ASCII_PATTERN.findall(text)
-    return _PATTERN.findall(text)
+    # Mostly-ASCII text (English with a few curly quotes) would lose the fast path over
+    # a handful of characters: only stretches around non-ASCII characters go to
+    # ``regex``, each widened to points where a pre-token always ends (see _cut_at).
+    pieces: list[str] = []
+    ascii_start = span_start = span_end = 0
+    for run in _NON_ASCII_RUN.finditer(text):
+        if run.end() <= span_end:
+            continue
+        if span_end and run.start() < span_end + _MIN_ASCII_STRETCH:
+            span_end = _cut_after(text, run.end())
+            continue
+        if span_end:
+            pieces += _split_non_ascii(text, span_start, span_end)
+            ascii_start = span_end
+        span_start = _cut_before(text, run.start(), ascii_start)
+        pieces += _ASCII_PATTERN.findall(text, ascii_start, span_start)
+        span_end = _cut_after(text, run.end())
+    pieces += _split_non_ascii(text, span_start, span_end)
+    pieces += _ASCII_PATTERN.findall(text, span_end)
+    return pieces
+
+
+def _split_non_ascii(text: str, start: int, end: int) -> list[str]:
+    if _UNICODE_17_SEARCH.search(text, start, end) is None:
+        return _PATTERN.findall(text, start, end)
+    return _PINNED_PATTERN.findall(text, start, end)
+
+
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+# ASCII stretches shorter than this stay inside the ``regex`` span around them.
+_MIN_ASCII_STRETCH = 256
+
+
+def _cut_at(text: str, position: int) -> bool:
+    """Whether a pre-token always starts at ``position`` and the text can be cut there.
+
+    True for a space between two non-space characters: the pre-token before ends at
+    a non-space character whatever follows it, and the space starts the next one
+    (`` word``, `` 42``, `` !``). The pattern has no lookbehind, so each side then
+    splits exactly as inside the whole text.
+    """
+    return (
+        0 < position < len(text) - 1
+        and text[position] == " "
+        and not text[position - 1].isspace()
+        and not text[position + 1].isspace()
+    )
+
+
+def _cut_before(text: str, position: int, lowest: int) -> int:
+    """The last cut point in ``[lowest, position]``, or ``lowest`` (already a cut)."""
+    space = text.rfind(" ", lowest, position + 1)
+    while space > lowest and not _cut_at(text, space):
+        space = text.rfind(" ", lowest, space)
+    return max(space, lowest)
+
+
+def _cut_after(text: str, position: int) -> int:
+    """The first cut point at or after ``position``, or the end of the text."""
+    space = text.find(" ", position)
+    while space != -1 and not _cut_at(text, space):
+        space = text.find(" ", space + 1)
+    return len(text) if space == -1 else space
 
 
 class PreTokenizer:

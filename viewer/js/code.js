@@ -204,8 +204,9 @@ export class CodeView {
     }
     for (const block of blocks) {
       const shown = block.lines.map((line) => this.trace.renderingStep(this.file, line, s));
-      if (block.shown && shown.every((step, i) => step === block.shown[i])) continue;
-      block.shown = shown;
+      const content = shown.map((step) => (step < 0 ? -1 : this.trace.renderingContent[step]));
+      if (block.shown && content.every((id, i) => id === block.shown[i])) continue;
+      block.shown = content;
       const fragment = document.createDocumentFragment();
       for (const step of shown) if (step >= 0) fragment.append(renderRenderings(this.trace.extras(step).r, this.trace, this.openFile));
       block.node.replaceChildren(fragment);

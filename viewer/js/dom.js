@@ -29,7 +29,9 @@ export function safeUrl(url, base = document.baseURI) {
   }
 }
 
+const COUNT = new Intl.NumberFormat('en-US');
+
 /** 12345 -> "12,345" */
 export function formatCount(n) {
-  return Number(n).toLocaleString('en-US');
+  return COUNT.format(n);
 }

@@ -9,7 +9,7 @@ export const INDEX_URL = 'traces/index.json';
 export async function fetchIndex() {
   let response;
   try {
-    response = await fetch(INDEX_URL, { cache: 'no-cache' });
+    response = await fetch(INDEX_URL, { cache: 'no-store' });
   } catch (error) {
     throw new Error(`Could not fetch ${INDEX_URL}: ${error.message}`);
   }

@@ -126,8 +126,10 @@ class Editor {
     this.text.value = body.source;
     this.title.textContent = body.path;
     this.setStatus(this.live.token ? '' : 'No token: saving needs the URL the server printed', this.live.token ? 'info' : 'error');
+    // Below the viewer's top bar, so its messages and buttons stay in sight.
+    const bar = viewer.toolbar?.closest('header') || viewer.toolbar;
+    this.panel.style.setProperty('--live-top', `${bar ? Math.max(0, bar.getBoundingClientRect().bottom) : 0}px`);
     this.panel.hidden = false;
-    document.documentElement.classList.add('cs336-live-editing');
     this.text.focus();
     this.goToLine(currentLine() || 1);
   }
@@ -148,7 +150,6 @@ class Editor {
     }
     this.panel.hidden = true;
     this.discardArmed = false;
-    document.documentElement.classList.remove('cs336-live-editing');
     viewer.codePane?.focus?.();
   }
 
@@ -201,7 +202,8 @@ class Editor {
       this.setStatus('Re-traced');
       if (!this.dirty) this.close();
     } else {
-      this.setStatus(`Re-trace failed (the last good trace is still shown):\n${event.message || ''}`, 'error');
+      const kept = event.installed ? '' : ' (the last good trace is still shown)';
+      this.setStatus(`Re-trace failed${kept}:\n${event.message || ''}`, 'error');
     }
   }
 }
@@ -292,23 +294,26 @@ class Live {
     }
     const known = this.generations.get(event.trace);
     this.generations.set(event.trace, event.generation);
-    // A replayed event is the state before this page connected: act only on news.
-    if (event.replay && event.state === 'ok' && (known === undefined || known === event.generation)) return;
-    if (this.editor.isOpen && this.editor.trace === event.trace &&
-        (this.awaiting === event.trace || !event.replay)) {
+    // A replayed event is the state from before this page connected: the trace on screen
+    // already reflects it unless this page saw an older generation (a reconnect).
+    const news = !event.replay || (known !== undefined && known !== event.generation);
+    if (event.state === 'ok' && !news) return;
+    if (this.editor.isOpen && this.editor.trace === event.trace && (this.awaiting === event.trace || news)) {
       this.editor.onResult(event);
     }
     if (this.awaiting === event.trace) this.awaiting = null;
-    if (event.state === 'ok') {
-      if (mine) {
-        viewer.showMessage('');
-        viewer.reload();
-      } else if (current === null) {
-        window.location.reload(); // the list of traces changed
-      }
-    } else if (mine) {
-      viewer.showMessage(`Re-tracing ${event.trace} failed; showing the last good trace.\n${event.message || ''}`, 'error');
+    const changedOnDisk = news && (event.state === 'ok' || event.installed);
+    if (event.state === 'ok' && mine) viewer.showMessage('');
+    if (changedOnDisk && current === null) {
+      window.location.reload(); // the list of traces, or a trace that could not be shown, changed
+      return;
     }
+    if (!mine) return;
+    const failure = event.state === 'ok' ? null : event.installed
+      ? `${event.trace} failed:\n${event.message || ''}`
+      : `Re-tracing ${event.trace} failed; showing the last good trace.\n${event.message || ''}`;
+    const reloaded = changedOnDisk ? viewer.reload() : Promise.resolve();
+    if (failure) reloaded.then(() => viewer.showMessage(failure, 'error'));
   }
 }
 
@@ -318,6 +323,7 @@ async function start() {
   const info = await serverInfo();
   if (!info) return;
   addStylesheet();
+  document.documentElement.classList.add('cs336-live');
   new Live(info, token);
 }
 

@@ -64,7 +64,10 @@ class Viewer {
     const name = params.get('trace');
     if (!name) return this.showIndex();
     const step = params.has('step') ? Number(params.get('step')) : 0;
-    if (this.trace && name === this.name && this.mode === 'lecture') return this.show(this.trace.snap(step));
+    if (this.trace && name === this.name) {
+      if (this.mode !== 'lecture') this.showLecture();
+      return this.show(this.trace.snap(step));
+    }
     return this.open(name, step);
   }
 
@@ -81,8 +84,16 @@ class Viewer {
     return url;
   }
 
+  /** Put the step in the URL: 'push' a history entry, 'replace' the current one, or 'none'.
+      Replacements come from held-down keys; Chrome ignores history calls beyond about a
+      hundred a few seconds, so those are coalesced into one shortly after the key rests. */
   writeUrl(how) {
+    clearTimeout(this.urlTimer);
     if (how === 'none') return;
+    if (how === 'replace-later') {
+      this.urlTimer = setTimeout(() => this.writeUrl('replace'), 120);
+      return;
+    }
     const url = this.urlWith(this.name, this.step);
     if (url.href === location.href) return;
     if (how === 'push') history.pushState(null, '', url);
@@ -152,6 +163,7 @@ class Viewer {
 
   async open(name, step) {
     const token = ++this.loading;
+    this.name = name;
     this.showMessage(`Loading ${name}…`, 'info');
     let trace;
     try {
@@ -179,11 +191,7 @@ class Viewer {
     this.call = -1;
     this.heading = -2;
     this.env = new EnvPanel($('env'));
-    this.setMode('lecture');
-    this.showMessage('');
-    const title = trace.header.title || name;
-    document.title = `${title} · cs336 lectures`;
-    $('title').textContent = title;
+    this.showLecture();
     this.buildStatus();
     this.buildToc();
     this.show(trace.snap(step), { history: 'replace', scroll: scrollTop === null });
@@ -191,10 +199,23 @@ class Viewer {
     window.dispatchEvent(new CustomEvent('cs336:trace-loaded', { detail: { trace: name, steps: trace.numSteps } }));
   }
 
+  showLecture() {
+    this.loading++;
+    this.setMode('lecture');
+    this.showMessage('');
+    const title = this.trace.header.title || this.name;
+    document.title = `${title} · cs336 lectures`;
+    $('title').textContent = title;
+  }
+
   /** Re-fetch the current trace, keeping the reader at the same file and line. */
   async reload() {
-    if (!this.name) return;
+    if (!this.name || this.mode === 'index') return;
     const name = this.name;
+    if (!this.trace) {
+      await this.open(name, Number(new URLSearchParams(location.search).get('step') || 0));
+      return;
+    }
     const old = this.trace;
     const token = ++this.loading;
     let trace;
@@ -207,7 +228,7 @@ class Viewer {
     if (token !== this.loading) return;
     let step = this.step;
     let scrollTop = null;
-    if (old && this.step >= 0) {
+    if (this.step >= 0) {
       const path = old.files[old.fileOfStep(this.step)].path;
       const file = trace.files.findIndex((f) => f.path === path);
       const line = old.lineOfStep(this.step);
@@ -395,7 +416,7 @@ class Viewer {
       out: () => trace.stepOut(s),
     };
     const target = moves[action] ? moves[action]() : -1;
-    if (target >= 0) this.show(target, { history: repeat ? 'replace' : 'push' });
+    if (target >= 0) this.show(target, { history: repeat ? 'replace-later' : 'push' });
     else if (!$('elsewhere').hidden) this.show(s);
     else if (action === 'out') this.showMessage('Already in the outermost call.', 'info', 2000);
   }
@@ -417,7 +438,7 @@ class Viewer {
 
 const viewer = new Viewer();
 window.cs336Viewer = {
-  currentTrace: () => (viewer.trace ? viewer.name : null),
+  currentTrace: () => (viewer.mode === 'index' ? null : viewer.name),
   reload: () => viewer.reload(),
   showMessage: (text, kind) => viewer.showMessage(text, kind),
   toolbar: viewer.toolbar,

@@ -24,7 +24,7 @@ function fail(message) {
 export async function loadTrace(url) {
   let response;
   try {
-    response = await fetch(url, { cache: 'no-cache' });
+    response = await fetch(url, { cache: 'no-store' });
   } catch (error) {
     fail(`Could not fetch ${url}: ${error.message}`);
   }
@@ -135,6 +135,10 @@ export class Trace {
     const visibleKeys = new Int32Array(n);
     const callKeys = new Int32Array(n);
     const renderKeys = new Int32Array(n);
+    // Equal renderings from different steps share a content id, so the code view can keep
+    // what it shows when a line's rendering step changes but its content does not.
+    this.renderingContent = new Int32Array(n).fill(-1);
+    const contentIds = new Map();
     this.headings = [];
     const seenHeadings = new Set();
     let numVisible = 0;
@@ -162,6 +166,11 @@ export class Trace {
       callKeys[s] = visible ? step[0] : -1;
       const renderings = visible && extras && Array.isArray(extras.r) && extras.r.length ? extras.r : null;
       renderKeys[s] = renderings ? key : -1;
+      if (renderings) {
+        const content = JSON.stringify(renderings);
+        if (!contentIds.has(content)) contentIds.set(content, contentIds.size);
+        this.renderingContent[s] = contentIds.get(content);
+      }
       for (const rendering of renderings || []) {
         for (const heading of (rendering && rendering.headings) || []) {
           const id = `${key}|${heading[2]}|${heading[1]}`;

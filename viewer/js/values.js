@@ -21,8 +21,8 @@ function formatCell(v, isFloat) {
   if (typeof v === 'boolean') return v ? 'True' : 'False';
   if (typeof v === 'string') return v;
   if (!isFloat) return String(v);
-  if (v === 0) return '0.';
   const abs = Math.abs(v);
+  if (Number.isInteger(v) && abs < 1e5) return `${v}.`; // torch prints whole floats as "3."
   if (abs >= 1e5 || abs < 1e-4) return v.toExponential(3).replace(/\.?0+e/, 'e');
   return String(Number(v.toPrecision(4)));
 }

@@ -1,0 +1,157 @@
+"""The command line: exit codes, one-line errors, output names, help for every command."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cs336_lectures.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+GOOD = "def main():\n    x = 1  # @inspect x\n    print('hello')\n"
+
+
+def write(folder: Path, name: str, source: str) -> Path:
+    path = folder / name
+    path.write_text(source)
+    return path
+
+
+def one_line_error(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, stderr
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
+def test_trace_writes_one_trace_per_lecture(tmp_path, capsys, validate_trace):
+    first, second = write(tmp_path, "first.py", GOOD), write(tmp_path, "second.py", "y = 2  # @inspect y\n")
+    out = tmp_path / "out"
+    assert main(["trace", str(first), str(second), "-o", str(out), "--quiet"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["first.json", "second.json"]
+    header = validate_trace(out / "first.json")["header"]
+    assert header["command"] == ["cs336-lectures", "trace", str(first), str(second), "-o", str(out), "--quiet"]
+    assert header["source"] == str(first) and header["seed"] == 0 and header["status"] == "ok"
+    assert validate_trace(out / "second.json")["header"]["entry"] == "<module>"
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""  # --quiet, and the lecture's print went to the trace
+
+
+def test_summary_line_without_quiet(tmp_path, capsys):
+    lecture = write(tmp_path, "lecture.py", GOOD)
+    assert main(["trace", str(lecture), "-o", str(tmp_path)]) == 0
+    assert "lecture.json: 2 steps" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("source, expected", [
+    (None, "absent.py: no such file"),
+    ("def main(:\n    pass\n", "absent.py:1: syntax error"),
+    ("import not_a_module_anywhere\n\ndef main():\n    pass\n",
+     "absent.py:1: import failed: ModuleNotFoundError: No module named 'not_a_module_anywhere'"),
+    ("def main():\n    pass\n\nraise RuntimeError('at import')\n", "absent.py:4: import failed: RuntimeError: at import"),
+])
+def test_lectures_that_cannot_start_give_one_line_and_exit_2(tmp_path, capsys, source, expected):
+    if source is not None:
+        write(tmp_path, "absent.py", source)
+    assert main(["trace", str(tmp_path / "absent.py"), "-o", str(tmp_path / "out")]) == 2
+    line = one_line_error(capsys.readouterr().err)
+    assert line.startswith("cs336-lectures: error: ") and expected in line
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_failing_lecture_exits_1_with_its_trace_written(tmp_path, capsys, validate_trace):
+    bad = write(tmp_path, "bad.py", "def main():\n    x = 1\n    raise ValueError('broken on purpose')\n")
+    good = write(tmp_path, "good.py", GOOD)
+    assert main(["trace", str(bad), str(good), "-o", str(tmp_path / "out"), "--quiet"]) == 1
+    line = one_line_error(capsys.readouterr().err)
+    assert "bad.py" in line and "ValueError: broken on purpose" in line
+    trace = validate_trace(tmp_path / "out" / "bad.json")
+    assert trace["header"]["status"] == "error"
+    assert trace["steps"][-1][2]["x"]["message"] == "broken on purpose"
+    assert validate_trace(tmp_path / "out" / "good.json")["header"]["status"] == "ok"
+
+
+def test_limits_and_section_flags(tmp_path, capsys, validate_trace):
+    lecture = write(tmp_path, "loop.py", "def spin():\n    while True:\n        pass\n\ndef main():\n    spin()\n")
+    out = tmp_path / "out"
+    assert main(["trace", str(lecture), "-o", str(out), "--section", "spin", "--max-steps", "10", "--quiet"]) == 1
+    assert "max_steps" in one_line_error(capsys.readouterr().err)
+    trace = validate_trace(out / "loop.spin.json")
+    assert trace["header"]["status"] == "max_steps" and trace["header"]["num_steps"] == 10
+
+
+def test_unknown_trace_module_is_a_usage_error(tmp_path, capsys):
+    lecture = write(tmp_path, "lecture.py", GOOD)
+    assert main(["trace", str(lecture), "--trace-module", "no_such_module_xyz", "-o", str(tmp_path / "out")]) == 2
+    assert "--trace-module no_such_module_xyz" in one_line_error(capsys.readouterr().err)
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_display_on_a_terminal_only(tmp_path, monkeypatch, capsys):
+    lecture = write(tmp_path, "lecture.py", "def main():\n    for i in range(5000):\n        pass\n    print('done')\n")
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["trace", str(lecture), "-o", str(tmp_path)]) == 0
+    shown = terminal.getvalue()
+    assert "tracing lecture" in shown and "lecture.json: 10002 steps" in shown
+    assert "done" not in shown and capsys.readouterr().out == ""
+
+
+def test_the_command_line_starts_without_heavy_imports():
+    probe = "import sys, cs336_lectures.cli; print(sorted({'torch', 'rich', 'numpy'} & set(sys.modules)))"
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "[]", result.stderr
+
+
+@pytest.mark.parametrize("flags", [["--max-steps", "0"], ["--timeout", "-1"], ["--seed", "x"], ["--bogus"]])
+def test_bad_flags_are_usage_errors(tmp_path, capsys, flags):
+    with pytest.raises(SystemExit) as exit:
+        main(["trace", str(tmp_path / "x.py"), *flags])
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage: cs336-lectures" in err and "error:" in err
+
+
+def test_help_documents_every_command(capsys):
+    with pytest.raises(SystemExit) as exit:
+        main(["--help"])
+    assert exit.value.code == 0
+    text = capsys.readouterr().out
+    for command in ("trace", "serve", "build"):
+        assert command in text
+    with pytest.raises(SystemExit):
+        main(["trace", "--help"])
+    text = capsys.readouterr().out
+    for flag in ("--output", "--section", "--trace-module", "--inspect-all", "--max-steps", "--timeout",
+                 "--seed", "--quiet"):
+        assert flag in text
+    for command in ("serve", "build"):
+        with pytest.raises(SystemExit) as exit:
+            main([command, "--help"])
+        assert exit.value.code == 0
+        assert f"usage: cs336-lectures {command}" in capsys.readouterr().out
+
+
+def test_no_command_prints_help_and_exits_2(capsys):
+    assert main([]) == 2
+    assert "usage: cs336-lectures" in capsys.readouterr().err
+
+
+def test_module_entry_point_runs_the_tracer(tmp_path):
+    lecture = write(tmp_path, "lecture.py", GOOD)
+    missing = subprocess.run([sys.executable, "-m", "cs336_lectures", "trace", str(tmp_path / "none.py")],
+                             cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2 and "no such file" in one_line_error(missing.stderr)
+    done = subprocess.run([sys.executable, "-m", "cs336_lectures", "trace", str(lecture), "-o", str(tmp_path),
+                           "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "lecture.json").read_text())["header"]["num_steps"] == 2
