@@ -122,7 +122,8 @@ def main() -> None:
         f"encode_iterable (streaming): highest sample {ours['peak_above_baseline']:.1f} MiB above baseline "
         f"({ours['baseline']:.0f} MiB), {size / ours['seconds']:.1f} MB/s"
     )
-    print("  resident MiB above baseline by fraction of the file read:", ours["samples"][:: max(1, len(ours["samples"]) // 10)])
+    samples = ours["samples"][:: max(1, len(ours["samples"]) // 10)]
+    print("  MiB above baseline as the file is read: " + ", ".join(f"{done:.0%}: {above}" for done, above in samples))
     print(
         f"tiktoken, whole file at once: peak {peer['peak_above_baseline']:.1f} MiB above baseline "
         f"({peer['baseline']:.0f} MiB), {size / peer['seconds']:.1f} MB/s"

@@ -44,6 +44,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from cs336_lectures.site import DEFAULT_TRACES, INDEX_NAME, VIEWER_DIR, build_index
 
 TOKEN_HEADER = "X-CS336-Token"
+TRACER_COMMAND = [sys.executable, "-m", "cs336_lectures", "trace"]
 POLL_SECONDS = 0.5
 SSE_KEEPALIVE_SECONDS = 15.0
 MAX_SOURCE_BYTES = 5 * 1024 * 1024
@@ -81,8 +82,8 @@ class Refused(Exception):
 def contained_file(root: Path, relative: str) -> Path:
     """The file `relative` names inside `root`, refusing anything that could leave it.
 
-    >>> contained_file(Path("viewer"), "js/main.js")
-    PosixPath('/.../viewer/js/main.js')
+    contained_file(VIEWER_DIR, "js/main.js") is viewer/js/main.js, resolved;
+    "../pyproject.toml", or a symlink to a file outside, raises Refused (403).
     """
     parts = relative.split("/")
     if any(part in ("..", ".") or "\\" in part or "\0" in part for part in parts):
@@ -357,7 +358,7 @@ class LectureServer(ThreadingHTTPServer):
 
     def __init__(self, lectures: list[Path], traces_dir: Path, host: str = "127.0.0.1", port: int = 8336,
                  viewer_dir: Path = VIEWER_DIR, max_steps: int | None = None, timeout: float | None = None,
-                 token: str | None = None, tracer_command: list[str] | None = None, log=print):
+                 token: str | None = None, log=print):
         if ":" in host:
             self.address_family = socket.AF_INET6
         super().__init__((host, port), RequestHandler)
@@ -377,9 +378,7 @@ class LectureServer(ThreadingHTTPServer):
                                  f"{self.lectures[lecture.name].given} and {path}")
             self.lectures[lecture.name] = lecture
         self.hub = EventHub()
-        self.retracer = Retracer(self.traces_dir, self.hub,
-                                 tracer_command or [sys.executable, "-m", "cs336_lectures", "trace"],
-                                 max_steps, timeout, log)
+        self.retracer = Retracer(self.traces_dir, self.hub, TRACER_COMMAND, max_steps, timeout, log)
         self.watcher = Watcher(self.lectures, self.retracer)
         self.allowed_hosts = {f"{name}:{self.port}" for name in ("127.0.0.1", "localhost", "[::1]")}
         self.allowed_hosts.add(f"{_url_host(host)}:{self.port}".lower())

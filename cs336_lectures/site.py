@@ -70,9 +70,16 @@ def _check_format(data: object, path: Path) -> dict:
 
 
 def _probe_header(path: Path) -> dict | None:
-    """The header read from the start of the file, or None when it is not there in full."""
+    """The header read from the start of the file, or None when it is not there in full.
+
+    A file cut short (a copy or a write that died) must not pass on its header alone: a
+    complete trace is one JSON object, so its last non-blank byte is a closing brace.
+    """
     with open(path, "rb") as file:
         head = file.read(HEADER_PROBE_BYTES).decode("utf-8", errors="replace")
+        file.seek(max(0, path.stat().st_size - 64))
+        if not file.read().rstrip().endswith(b"}"):
+            return None  # the full parse says what is wrong
     decoder = json.JSONDecoder()
     found = {}
     for key in ("format", "version", "header"):

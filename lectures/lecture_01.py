@@ -6,6 +6,7 @@ The tokenizers themselves live in `cs336_lectures.tokenization`; the lecture cal
 links to their source.
 """
 
+import functools
 from collections import Counter
 from dataclasses import dataclass
 
@@ -525,7 +526,7 @@ def tokenization_examples():
          "takes three and each Cyrillic letter one or two.")
     text("The observations above, token by token:")
     observed = tokenizer.encode("Hello world! hello hello 12345678")  # @inspect observed
-    observed_tokens = [tokenizer.decode_single_token_bytes(index) for index in observed]  # @inspect observed_tokens
+    observed_tokens = [tokenizer.decode_single_token_bytes(index) for index in observed]  # @inspect observed_tokens @stepover
     text("\" world\" carries its space; \"Hello\" at the start and \" hello\" after a "
          "space are different tokens; the number is cut into \" 123\", \"45\", \"678\".")
 
@@ -612,7 +613,8 @@ def bpe_training():
     text("## Training BPE, one merge at a time")
     string = "the cat in the hat"  # @inspect string
     indices = list(string.encode("utf-8"))  # @inspect indices
-    vocab = {index: bytes([index]) for index in range(256)}  # index -> bytes
+    # index -> bytes, one entry per byte to start with
+    vocab = {index: bytes([index]) for index in range(256)}  # @stepover
     merges = {}  # @inspect merges
     text("Each merge counts adjacent pairs, takes the most frequent one (ties go to the "
          "pair seen first) and replaces it everywhere with a new index:")
@@ -670,7 +672,7 @@ def assignment_1_tokenizer():
     tokenizer = BPETokenizer(vocab, merges, special_tokens=["<|endoftext|>"])
     string = "the cat<|endoftext|>the hat"  # @inspect string
     full_bpe_indices = tokenizer.encode(string)  # @inspect full_bpe_indices
-    full_bpe_tokens = [vocab[index] for index in full_bpe_indices]  # @inspect full_bpe_tokens
+    full_bpe_tokens = [vocab[index] for index in full_bpe_indices]  # @inspect full_bpe_tokens @stepover
     assert tokenizer.decode(full_bpe_indices) == string
     text("The special token stays whole and no token spans it.")
     text("Loaded with GPT-2's own vocabulary and merges, the same class reproduces "
@@ -697,6 +699,8 @@ def tokenization_summary():
     if gpt2 is not None:
         compression_ratios["BPE (GPT-2)"] = get_compression_ratio(string, gpt2.encode(string))  # @inspect compression_ratios
     plot(compression_figure(string, compression_ratios))  # @stepover
+    text("Words compress best but need an open-ended vocabulary; bytes need only 256 ids "
+         "but compress nothing; BPE sits in between, with a vocabulary size we choose.")
     text("- A tokenizer maps strings to tokens (indices) and back.")
     text("- Character, byte and word tokenizers are all far from optimal.")
     text("- BPE is an effective heuristic built on corpus statistics.")
@@ -715,10 +719,10 @@ def exercise_bpe_on_russian():
     string = "мама мыла раму, 👋👋"  # @inspect string
     num_bytes = len(string.encode("utf-8"))  # @inspect num_bytes
     params = train_simple_bpe(string, num_merges=8)
-    new_tokens = [params.vocab[index] for index in sorted(params.merges.values())]  # @inspect new_tokens
+    new_tokens = [params.vocab[index] for index in sorted(params.merges.values())]  # @inspect new_tokens @stepover
     emoji_merge = new_tokens.index("👋".encode("utf-8")) + 1  # @inspect emoji_merge
     mama_merge = new_tokens.index("мама".encode("utf-8")) + 1  # @inspect mama_merge
-    half_character_tokens = [token for token in new_tokens if not is_valid_utf8(token)]  # @inspect half_character_tokens
+    half_character_tokens = [token for token in new_tokens if not is_valid_utf8(token)]  # @inspect half_character_tokens @stepover
     text("👋 becomes a token at merge 7 and \"мама\" at merge 8. On the way appear tokens "
          "made of *half* characters, such as `b\"\\xd0\\xbc\\xd1\"` or `b\"\\xf0\\x9f\"`: "
          "they cannot be decoded on their own, which is why decoding joins the bytes of all "
@@ -761,12 +765,20 @@ def exercise_compression_russian_vs_english():
 
 def load_gpt2_tokenizer():
     """GPT-2's tokenizer, or None (with a note in the lecture) when its files are unavailable."""
+    tokenizer, error = gpt2_tokenizer_or_error()
+    if tokenizer is None:
+        text(f"*GPT-2's tokenizer could not be loaded ({error}). Set `TIKTOKEN_CACHE_DIR` to "
+             "a folder holding its files to see this part.*")
+    return tokenizer
+
+
+@functools.cache
+def gpt2_tokenizer_or_error():
+    # Cached, so that offline the download is attempted (and times out) once, not per section.
     try:
-        return get_gpt2_tokenizer()
-    except Exception as error:  # offline with no cached files: say so and go on
-        text(f"*GPT-2's tokenizer could not be loaded ({type(error).__name__}: {error}). "
-             "Set `TIKTOKEN_CACHE_DIR` to a folder holding its files to see this part.*")
-        return None
+        return get_gpt2_tokenizer(), None
+    except Exception as error:
+        return None, f"{type(error).__name__}: {error}"
 
 
 def train_bpe_on_text(corpus: str, vocab_size: int, special_tokens: list[str]):
@@ -796,7 +808,8 @@ def compression_figure(string: str, ratios: dict[str, float]):
         axes.text(ratio, row, f" {ratio:.2f}", va="center", fontsize=9)
     axes.invert_yaxis()
     axes.set_xlabel("UTF-8 bytes per token (higher is better)")
-    axes.set_title(f"Compression of {string!r}")
+    # No emoji in the title: the plotting fonts have no glyph for it.
+    axes.set_title(f"Compression of the example string ({len(string.encode('utf-8'))} bytes)")
     axes.set_xlim(0, max(ratios.values()) * 1.2)
     figure.tight_layout()
     return figure

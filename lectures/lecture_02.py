@@ -699,7 +699,7 @@ def optimizers():
     device = get_device()
     model = Cruncher(dim=4, num_layers=2).to(device)
     optimizer = AdaGrad(model.parameters(), lr=0.01)
-    weights_before = [parameter.detach().clone() for parameter in model.parameters()]
+    weights_before = [parameter.detach().clone() for parameter in model.parameters()]  # @stepover
     x = torch.randn(2, 4, device=device)
     y = torch.tensor([4.0, 5.0], device=device)
     pred_y = model(x)

@@ -184,7 +184,7 @@ def test_lecture_01_gpt2(lecture_01, gpt2_cache):
     assert last(lecture_01, "observed_tokens") == [
         b"Hello", b" world", b"!", b" hello", b" hello", b" 123", b"45", b"678"]
     assert last(lecture_01, "compression_ratios") == pytest.approx({
-        "character": 26 / 17, "byte": 1.0, "word (GPT-2 regex)": 26 / 8, "BPE (GPT-2)": 26 / 14})
+        "character": 26 / 17, "byte": 1.0, "word (GPT-2 regex)": 26 / 5, "BPE (GPT-2)": 26 / 14})
     assert last(lecture_01, "same_as_tiktoken") is True
     assert last(lecture_01, "our_gpt2_indices")[-1] == 50256  # <|endoftext|>
 
@@ -254,6 +254,8 @@ def test_lecture_02_tensor_mechanics(lecture_02):
 
 def test_lecture_02_flops(lecture_02):
     B, D, K = last(lecture_02, "B"), last(lecture_02, "D"), last(lecture_02, "K")
+    on_gpu = lecture_02.header["device"] != "cpu"
+    assert (B, D, K) == ((16384, 32768, 8192) if on_gpu else (1024, 256, 64))
     assert last(lecture_02, "actual_num_flops") == 2 * B * D * K
     assert last(lecture_02, "num_forward_flops") == 2 * B * D * D + 2 * B * D * K
     assert last(lecture_02, "backward_to_forward") == 2.0
@@ -263,7 +265,7 @@ def test_lecture_02_flops(lecture_02):
 
 def test_lecture_02_mfu_is_absent_rather_than_invented_on_cpu(lecture_02):
     if lecture_02.header["device"] != "cpu":
-        pytest.skip("traced on a GPU: MFU is computed")
+        pytest.skip(f"traced on {lecture_02.header['device']}: MFU is measured there")
     assert last(lecture_02, "mfu") is None
     assert last(lecture_02, "bf16_mfu") is None
     assert "no MFU" in last(lecture_02, "promised_note")

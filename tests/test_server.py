@@ -5,7 +5,6 @@ from __future__ import annotations
 import http.client
 import json
 import re
-import sys
 import time
 from pathlib import Path
 
@@ -15,11 +14,6 @@ from cs336_lectures.server import LectureServer
 from test_site import fake_viewer, sample_trace
 
 GOOD_LECTURE = 'greeting = "hello"\nlength = len(greeting)\n'
-
-
-def tracer_command() -> list[str]:
-    """The real tracer CLI, as the server runs it by default."""
-    return [sys.executable, "-m", "cs336_lectures", "trace"]
 
 
 @pytest.fixture
@@ -41,7 +35,7 @@ def serve(workspace):
 
     def start(*lectures: str, **options) -> LectureServer:
         server = LectureServer([workspace / lecture for lecture in lectures], workspace / "traces", port=0,
-                               viewer_dir=workspace / "viewer", tracer_command=tracer_command(),
+                               viewer_dir=workspace / "viewer",
                                log=lambda message: None, **options)
         servers.append(server)
         return server.start()
@@ -67,8 +61,18 @@ def request(server: LectureServer, method: str, path: str, body: object = None, 
     return response.status, content, response
 
 
-def wait_for(listener, trace: str, states=("ok", "error"), limit: float = 120) -> dict:
-    """The next event of `trace` in one of `states` (an event stream from EventHub.subscribe)."""
+class Events:
+    """The server's events from now on, after the latest one of each trace (what a new viewer gets)."""
+
+    def __init__(self, server: LectureServer):
+        self.live, self.replayed = server.hub.subscribe()
+
+    def get(self, timeout: float) -> dict:
+        return self.replayed.pop(0) if self.replayed else self.live.get(timeout=timeout)
+
+
+def wait_for(listener: Events, trace: str, states=("ok", "error"), limit: float = 120) -> dict:
+    """The next event of `trace` in one of `states`."""
     deadline = time.monotonic() + limit
     while time.monotonic() < deadline:
         event = listener.get(timeout=max(0.1, deadline - time.monotonic()))
@@ -226,8 +230,7 @@ def test_traces_a_missing_lecture_at_start_and_not_a_fresh_one(serve, workspace)
     (workspace / "lectures" / "fresh.py").write_text("y = 2\n")
     put_trace(workspace, "fresh")
     server = serve("lectures/lecture_t.py", "lectures/fresh.py")
-    listener, _ = server.hub.subscribe()
-    wait_idle(server, "lecture_t")
+    assert wait_for(Events(server), "lecture_t")["state"] == "ok"
     assert traced_status(workspace) == "ok" and traced_source(workspace) == GOOD_LECTURE
     assert server.lectures["fresh"].generation == 0
     assert [entry["name"] for entry in json.loads(request(server, "GET", "/traces/index.json")[1])["traces"]] == [
@@ -237,7 +240,7 @@ def test_traces_a_missing_lecture_at_start_and_not_a_fresh_one(serve, workspace)
 def test_edit_keeps_a_backup_and_retraces(serve, workspace):
     put_trace(workspace)
     server = serve("lectures/lecture_t.py")
-    listener, _ = server.hub.subscribe()
+    listener = Events(server)
     edited = GOOD_LECTURE + "shout = greeting.upper()\n"
     status, body, _ = request(server, "POST", "/api/source?trace=lecture_t", {"source": edited}, token=server.token)
     assert status == 202 and json.loads(body)["queued"] is True
@@ -255,7 +258,7 @@ def test_edit_keeps_a_backup_and_retraces(serve, workspace):
 def test_saving_the_file_retraces_and_publishes(serve, workspace):
     put_trace(workspace)
     server = serve("lectures/lecture_t.py")
-    listener, _ = server.hub.subscribe()
+    listener = Events(server)
     changed = GOOD_LECTURE + "doubled = length * 2\n"
     (workspace / "lectures" / "lecture_t.py").write_text(changed)
     assert wait_for(listener, "lecture_t")["state"] == "ok"
@@ -264,7 +267,7 @@ def test_saving_the_file_retraces_and_publishes(serve, workspace):
 
 def test_failed_retrace_keeps_the_last_good_trace_and_reports_why(serve, workspace):
     server = serve("lectures/lecture_t.py")
-    listener, _ = server.hub.subscribe()
+    listener = Events(server)
     assert wait_for(listener, "lecture_t")["state"] == "ok"
     good = (workspace / "traces" / "lecture_t.json").read_bytes()
     lecture = workspace / "lectures" / "lecture_t.py"
@@ -285,7 +288,7 @@ def test_failed_retrace_keeps_the_last_good_trace_and_reports_why(serve, workspa
 def test_a_failing_lecture_without_a_good_trace_still_gets_one(serve, workspace):
     (workspace / "lectures" / "lecture_t.py").write_text("value = 1\nraise RuntimeError('first run fails')\n")
     server = serve("lectures/lecture_t.py")
-    listener, _ = server.hub.subscribe()
+    listener = Events(server)
     event = wait_for(listener, "lecture_t")
     assert event["state"] == "error" and event["installed"] is True
     assert "first run fails" in event["message"] and "Traceback" in event["message"]
@@ -297,8 +300,8 @@ def test_requests_while_tracing_coalesce_into_one_more_run(serve, workspace):
     slow = f"import os, time\nwhile not os.path.exists({str(gate)!r}):\n    time.sleep(0.05)\nfinished = True\n"
     (workspace / "lectures" / "lecture_t.py").write_text(slow)
     server = serve("lectures/lecture_t.py")
-    listener, replay = server.hub.subscribe()
-    first = replay[0] if replay else wait_for(listener, "lecture_t", ("running",))
+    listener = Events(server)
+    first = wait_for(listener, "lecture_t", ("running",))
     assert first["state"] == "running" and first["generation"] == 1
     for _ in range(3):
         assert request(server, "POST", "/api/retrace?trace=lecture_t", token=server.token)[0] == 202
@@ -309,3 +312,11 @@ def test_requests_while_tracing_coalesce_into_one_more_run(serve, workspace):
     assert server.lectures["lecture_t"].generation == 2
     assert server.hub.latest["lecture_t"]["state"] == "ok"
     assert server.hub.latest["lecture_t"]["generation"] == 2
+
+
+def test_the_tracer_limits_apply_to_every_retrace(serve, workspace):
+    (workspace / "lectures" / "lecture_t.py").write_text("total = 0\nfor i in range(1000):\n    total += i\n")
+    server = serve("lectures/lecture_t.py", max_steps=20)
+    event = wait_for(Events(server), "lecture_t")
+    assert event["state"] == "error" and event["installed"] is True, event
+    assert traced_status(workspace) == "max_steps"

@@ -92,11 +92,14 @@ def test_index_lists_broken_traces_with_the_reason(tmp_path):
     good = json.dumps(sample_trace("good"))
     (tmp_path / "good.json").write_text(good)
     (tmp_path / "truncated.json").write_text(good[: len(good) // 2])
+    long_steps = json.dumps(sample_trace("cut", lines=5000))
+    (tmp_path / "cut.json").write_text(long_steps[: len(long_steps) - 10])  # the header is intact
     (tmp_path / "future.json").write_text(json.dumps({**sample_trace("future"), "version": 99}))
     (tmp_path / "other.json").write_text('{"format": "something-else"}')
     entries = {entry["name"]: entry for entry in site.build_index(tmp_path)["traces"]}
     assert entries["good"]["status"] == "ok"
     assert entries["truncated"]["status"] == "invalid" and "not valid JSON" in entries["truncated"]["message"]
+    assert entries["cut"]["status"] == "invalid" and "truncated" in entries["cut"]["message"]
     assert entries["future"]["status"] == "invalid" and "version 99" in entries["future"]["message"]
     assert entries["other"]["status"] == "invalid" and "something-else" in entries["other"]["message"]
 

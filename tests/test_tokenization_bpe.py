@@ -82,7 +82,8 @@ def brute_force_merges(text: str, num_merges: int, special_tokens: list[str]) ->
 
 
 def test_train_bpe_matches_the_definition_on_other_texts(tmp_path, fixtures_dir):
-    text = "".join((fixtures_dir / name).read_text() for name in ("tinystories_sample.txt", "german.txt", "address.txt"))
+    names = ("tinystories_sample.txt", "german.txt", "address.txt")
+    text = "".join((fixtures_dir / name).read_text() for name in names)
     path = tmp_path / "mixed.txt"
     path.write_text(text)
     _, merges = train_bpe(path, 256 + 1 + 200, [EOT])
@@ -229,3 +230,11 @@ def test_bad_files_and_vocab_give_clear_errors(tmp_path, corpus_bpe):
         BPETokenizer({i: t for i, t in vocab.items() if t != b"a"}, [], None)
     with pytest.raises(ValueError, match="not in vocab"):
         BPETokenizer(vocab, merges + [(b"zz", b"q")])
+
+
+def test_tokenizer_rejects_wrong_types(small_tokenizer, corpus_bpe):
+    with pytest.raises(TypeError, match="expects str"):
+        small_tokenizer.encode(b"bytes")
+    vocab, merges = corpus_bpe
+    with pytest.raises(ValueError, match="non-empty bytes"):
+        BPETokenizer({**vocab, 600: "text"}, merges)

@@ -53,6 +53,11 @@ def test_characters_newer_than_tiktokens_unicode_tables(tiktoken_gpt2, ours, tex
     assert ours.encode(text) == tiktoken_gpt2.encode(text)
 
 
+def test_missing_gpt2_files_are_reported(tmp_path):
+    with pytest.raises(FileNotFoundError, match="TIKTOKEN_CACHE_DIR"):
+        gpt2_files(tmp_path)
+
+
 def test_special_token_id_is_gpt2s(ours, ours_without_specials):
     assert ours.encode(EOT) == [50256]
     assert ours_without_specials.encode(EOT) == [27, 91, 437, 1659, 5239, 91, 29]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import textwrap
 import warnings
 
@@ -348,3 +349,47 @@ def test_the_runtime_is_never_traced(tmp_path, validate_trace):
     assert [(step.function, step.line) for step in trace.steps] == [("main", 5)]
     assert "hello" in trace.steps[0].renderings[0]["html"]
     assert len(raw["files"]) == 1
+
+
+@pytest.mark.parametrize("body, max_steps", [("pass", None), ("raise ValueError('x')", None), ("while True: pass", 5)])
+def test_the_process_state_is_restored_after_a_trace(tmp_path, validate_trace, body, max_steps):
+    from cs336_lectures.primitives import active_recorder
+
+    stdout, stderr, trace_function = sys.stdout, sys.stderr, sys.gettrace()
+    trace_program(tmp_path, f"def main():\n    {body}\n", validate_trace, max_steps=max_steps)
+    assert (sys.stdout, sys.stderr, sys.gettrace(), active_recorder()) == (stdout, stderr, trace_function, None)
+    assert "lecture" not in sys.modules
+
+
+def test_values_on_return_lines_and_deep_recursion(tmp_path, validate_trace):
+    source = """
+        def depth(n):
+            if n == 0:
+                return 0
+            result = 1 + depth(n - 1)
+            return result  # @inspect result
+
+        def main():
+            d = depth(300)  # @inspect d
+        """
+    _, raw, trace = trace_program(tmp_path, source, validate_trace)
+    assert trace.values_of("result") == list(range(1, 301))
+    assert trace.values_of("d") == [300]
+    assert max(len(step.stack) for step in trace.steps) == 302
+
+
+def test_exception_inside_a_generator_is_reported_at_its_line(tmp_path, validate_trace):
+    source = """
+        def items():
+            yield 1
+            raise RuntimeError("generator broke")
+
+        def main():
+            for item in items():
+                total = item
+        """
+    result, _, trace = trace_program(tmp_path, source, validate_trace)
+    assert result.status == "error"
+    last = trace.steps[-1]
+    assert (last.function, last.line, last.error["message"]) == ("items", 4, "generator broke")
+    assert [line for _, _, line in last.stack] == [7, 4]

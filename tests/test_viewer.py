@@ -64,6 +64,7 @@ def test_index_lists_traces_and_opens_one(page, site):
 def test_step_forward_and_back_keys(page, site):
     open_lecture(page, site, 0)
     assert url_step(page) == 0
+    assert "No inspected values" in page.locator("#env").inner_text()
     page.keyboard.press("l")
     assert url_step(page) == 1
     page.keyboard.press("ArrowRight")

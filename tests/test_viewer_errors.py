@@ -141,3 +141,18 @@ def test_reload_recovers_from_a_failed_load(page, tmp_path):
         page.evaluate("window.cs336Viewer.reload()")
         page.wait_for_selector(".unit.current")
         assert "step=2" in page.url
+
+
+def test_unknown_value_shapes_do_not_break_the_page(page, tmp_path):
+    trace = demo_trace("odd")
+    trace["steps"][2][2]["v"]["weird"] = {"t": "dict", "items": [5]}
+    trace["steps"][2][2]["v"]["future"] = {"t": "quaternion", "w": 1}
+    write_site(tmp_path, {"odd": trace})
+    with StaticSite(tmp_path) as site:
+        page.goto(site.url + "index.html?trace=odd&step=2")
+        page.wait_for_selector(".unit.current")
+        assert "cannot be shown" in page.locator(".env-row[data-name=weird]").inner_text()
+        assert "quaternion" in page.locator(".env-row[data-name=future]").inner_text()
+        assert page.locator(".env-row[data-name=x] .v-matrix").count() == 1
+        page.keyboard.press("l")
+        assert "step=3" in page.url

@@ -29,6 +29,9 @@ from cs336_lectures.tokenization.word import PreTokenizer
 # Distinct pre-tokens remembered before the cache starts over: it bounds memory on
 # endless streams while keeping every common word of a language cached.
 CACHE_SIZE = 100_000
+# Ids become characters while a pre-token is merged (see _encode_piece), so they stop
+# where Unicode does.
+_ID_LIMIT = sys.maxunicode + 1
 
 
 class BPETokenizer(Tokenizer):
@@ -48,8 +51,11 @@ class BPETokenizer(Tokenizer):
     ):
         self.vocab: dict[int, bytes] = {}
         for index, token in vocab.items():
-            if not isinstance(index, int) or index < 0 or not isinstance(token, bytes) or not token:
-                raise ValueError(f"vocab must map non-negative ids to non-empty bytes, got {index!r}: {token!r}")
+            valid_id = isinstance(index, int) and 0 <= index < _ID_LIMIT
+            if not valid_id or not isinstance(token, bytes) or not token:
+                raise ValueError(
+                    f"vocab must map ids in 0..{_ID_LIMIT - 1} to non-empty bytes, got {index!r}: {token!r}"
+                )
             self.vocab[index] = token
         self.merges: list[tuple[bytes, bytes]] = list(merges)
         self.special_tokens: list[str] = list(dict.fromkeys(special_tokens or ()))
@@ -63,6 +69,8 @@ class BPETokenizer(Tokenizer):
         for special in self.special_tokens:
             encoded = special.encode("utf-8")
             if encoded not in first_id:
+                if next_id >= _ID_LIMIT:
+                    raise ValueError(f"no id left below {_ID_LIMIT} for special token {special!r}")
                 first_id[encoded] = next_id
                 self.vocab[next_id] = encoded
                 next_id += 1
@@ -119,13 +127,16 @@ class BPETokenizer(Tokenizer):
         return len(self.vocab)
 
     def encode(self, string: str) -> list[int]:
+        if not isinstance(string, str):
+            raise TypeError(f"encode expects str, got {type(string).__name__}")
         return list(chain.from_iterable(map(self._cache.__getitem__, self._pretokenizer.split(string))))
 
     def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
         """Ids of ``"".join(iterable)``, lazily: ``encode_iterable(open(path))`` streams a file.
 
         Holds back the text near each chunk's end until the pre-token or special
-        token there is complete, so the ids equal ``encode`` of the whole text.
+        token there is complete, so the ids equal ``encode`` of the whole text. Memory
+        stays bounded by the chunk size (or the longest pre-token, if larger).
         """
         for pieces in self._pretokenizer.split_stream(iterable):
             yield from chain.from_iterable(map(self._cache.__getitem__, pieces))

@@ -50,9 +50,10 @@ def train_bpe(
     adjacent pair, counted within pre-tokens; among equally frequent pairs the
     lexicographically greater one, comparing ``(left bytes, right bytes)``, wins.
     ``num_processes`` defaults to all CPUs for files of at least
-    ``PARALLEL_MIN_BYTES`` and to 1 below that.
+    ``PARALLEL_MIN_BYTES`` and to 1 below that; chunks are cut at special tokens, so
+    a file without any is read by one process (still streaming).
     """
-    special_tokens = list(dict.fromkeys(special_tokens))
+    special_tokens = list(PreTokenizer(special_tokens).special_tokens)  # checked, deduplicated
     num_merges = vocab_size - 256 - len(special_tokens)
     if num_merges < 0:
         raise ValueError(

@@ -208,7 +208,11 @@ export class CodeView {
       if (block.shown && content.every((id, i) => id === block.shown[i])) continue;
       block.shown = content;
       const fragment = document.createDocumentFragment();
-      for (const step of shown) if (step >= 0) fragment.append(renderRenderings(this.trace.extras(step).r, this.trace, this.openFile));
+      try {
+        for (const step of shown) if (step >= 0) fragment.append(renderRenderings(this.trace.extras(step).r, this.trace, this.openFile));
+      } catch (error) {
+        fragment.append(el('div', { class: 'r-error', text: `(this rendering cannot be shown: ${error.message})` }));
+      }
       block.node.replaceChildren(fragment);
     }
   }

@@ -7,6 +7,15 @@ import { renderValue } from './values.js';
 
 const isTensor = (v) => v && typeof v === 'object' && (v.t === 'tensor' || v.t === 'ndarray');
 
+/** A value the trace encodes in a way this viewer does not know still gets a row, saying so. */
+function safeRender(value) {
+  try {
+    return renderValue(value);
+  } catch (error) {
+    return el('span', { class: 'v-note', text: `(this value cannot be shown: ${error.message})` });
+  }
+}
+
 export class EnvPanel {
   constructor(root) {
     this.root = root;
@@ -41,7 +50,7 @@ export class EnvPanel {
           node: null,
         };
         row.node = el('div', { class: 'env-row', 'data-name': name },
-          el('div', { class: 'env-name', text: name }), el('div', { class: 'env-value' }, renderValue(entry.value), row.note));
+          el('div', { class: 'env-name', text: name }), el('div', { class: 'env-value' }, safeRender(entry.value), row.note));
         this.rows.set(name, row);
       }
       row.node.classList.toggle('changed', entry.step > since);
@@ -57,8 +66,8 @@ export class EnvPanel {
       const shared = isTensor(row.value) ? storages.get(row.value.storage).filter((other) => other !== name) : [];
       row.note.textContent = shared.length ? `shares storage with ${shared.join(', ')}` : '';
     }
-    const nodes = rows.map((row) => row.node);
+    const nodes = rows.length ? rows.map((row) => row.node) : [this.empty];
     const same = nodes.length === this.list.childElementCount && nodes.every((node, i) => this.list.children[i] === node);
-    if (!same) this.list.replaceChildren(...(nodes.length ? nodes : [this.empty]));
+    if (!same) this.list.replaceChildren(...nodes);
   }
 }

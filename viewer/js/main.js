@@ -294,7 +294,7 @@ class Viewer {
     $('elsewhere').hidden = true;
     const view = this.showFile(trace.fileOfStep(s));
     const unit = view.setStep(s);
-    if (unit && scroll) this.scrollTo(unit);
+    if (unit && scroll) this.scrollTo(this.raw ? view.current.line : unit);
     this.env.update(trace, s, trace.previous(s));
     if (trace.stepCall[s] !== this.call) this.buildCrumbs(s);
     else this.crumbLine.textContent = `line ${trace.lineOfStep(s)}`;
