@@ -653,6 +653,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="time limit passed to the tracer on every re-trace")
 
 
+def _say(message: str) -> None:
+    """One line to the terminal in a single write, so lines from re-trace threads never interleave."""
+    sys.stdout.write(f"{message}\n")
+    sys.stdout.flush()
+
+
 def _stop(signum, frame) -> None:
     """SIGTERM stops the server the way Ctrl-C does: running tracers are killed, streams closed."""
     raise KeyboardInterrupt
@@ -673,7 +679,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         server = LectureServer([Path(path) for path in args.lectures], Path(args.traces), host=args.host,
                                port=args.port, max_steps=args.max_steps, timeout=args.timeout,
-                               log=lambda message: print(message, flush=True))
+                               log=_say)
     except ValueError as error:
         print(f"cs336-lectures: error: {error}", file=sys.stderr)
         return 2
@@ -681,20 +687,22 @@ def run(args: argparse.Namespace) -> int:
         print(f"cs336-lectures: error: cannot listen on {args.host}:{args.port}: {error.strerror or error}", file=sys.stderr)
         return 1
     try:
-        print(f"cs336-lectures: serving {server.traces_dir} at {server.url}", flush=True)
+        _say(f"cs336-lectures: serving {server.traces_dir} at {server.url}")
         if args.host not in ("127.0.0.1", "localhost", "::1"):
-            print(f"cs336-lectures: warning: listening on {args.host}; anyone who can reach it and has the token can run code",
-                  flush=True)
+            _say(f"cs336-lectures: warning: listening on {args.host}; anyone who can reach it and has the token can run code")
         for lecture in server.lectures.values():
-            print(f"watching {lecture.given} (trace {lecture.name})", flush=True)
-        print("press Ctrl-C to stop", flush=True)
+            _say(f"watching {lecture.given} (trace {lecture.name})")
+        _say("press Ctrl-C to stop")
         signal.signal(signal.SIGTERM, _stop)
         server.begin()
         if not args.no_browser:
             webbrowser.open(server.url)
         server.serve_forever()
     except KeyboardInterrupt:
-        print("\nstopping", flush=True)
+        _say("\nstopping")
     finally:
+        # A second Ctrl-C (or a signal to the whole process group) must not cut the cleanup short.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         server.close()
     return 0

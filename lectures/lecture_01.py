@@ -372,8 +372,15 @@ def scaling_laws():
     text("The short version: $D^* = 20 N^*$.")
     chinchilla_params = 1.4e9  # @inspect chinchilla_params
     chinchilla_tokens = 20 * chinchilla_params  # @inspect chinchilla_tokens
-    text("A 1.4B-parameter model should see 28B tokens. This ignores the cost of "
-         "inference, which favours smaller models trained longer.")
+    chinchilla_flops = 6 * chinchilla_params * chinchilla_tokens  # @inspect chinchilla_flops
+    text("A 1.4B-parameter model should see 28B tokens, about 2.4e20 FLOPs by the rule "
+         "training FLOPs = 6 x parameters x tokens (lecture 2). With $D = 20N$ that rule "
+         "reads $C = 120 N^2$, so each budget has its model size:")
+    budgets = [1e19, 1e20, 1e21, 1e22, 1e23, 1e24, 1e25]  # @inspect budgets
+    optimal_params = [(budget / 120) ** 0.5 for budget in budgets]  # @inspect optimal_params @stepover
+    plot(compute_optimal_figure(budgets, optimal_params))  # @stepover
+    text("This ignores the cost of inference, which favours smaller models trained "
+         "longer.")
     text("**Assignment 3**: we provide a training API (hyperparameters in, loss out) built "
          "from earlier runs; you submit runs within a FLOP budget, fit a scaling law, and "
          "predict the best hyperparameters at scale; leaderboard: lowest loss for the "
@@ -516,6 +523,7 @@ def tokenization_examples():
         return
     string = "Hello, 🌍! Привет!"  # @inspect string
     gpt2_indices = tokenizer.encode(string)  # @inspect gpt2_indices
+    gpt2_tokens = [tokenizer.decode_single_token_bytes(index) for index in gpt2_indices]  # @inspect gpt2_tokens @stepover
     reconstructed_string = tokenizer.decode(gpt2_indices)  # @inspect reconstructed_string
     assert reconstructed_string == string
     text("How good is a tokenizer? Its **compression ratio** is the number of UTF-8 bytes "
@@ -523,7 +531,9 @@ def tokenization_examples():
     link(get_compression_ratio)
     gpt2_compression_ratio = get_compression_ratio(string, gpt2_indices)  # @inspect gpt2_compression_ratio
     text("26 bytes in 14 tokens. \"Hello\", \",\" and \"!\" are single tokens; the emoji "
-         "takes three and each Cyrillic letter one or two.")
+         "(with the space before it) takes three, cut through the middle of its 4 bytes, "
+         "and the Cyrillic letters take one token each, except \"П\" with its space, which "
+         "takes two.")
     text("The observations above, token by token:")
     observed = tokenizer.encode("Hello world! hello hello 12345678")  # @inspect observed
     observed_tokens = [tokenizer.decode_single_token_bytes(index) for index in observed]  # @inspect observed_tokens @stepover
@@ -811,6 +821,19 @@ def compression_figure(string: str, ratios: dict[str, float]):
     # No emoji in the title: the plotting fonts have no glyph for it.
     axes.set_title(f"Compression of the example string ({len(string.encode('utf-8'))} bytes)")
     axes.set_xlim(0, max(ratios.values()) * 1.2)
+    figure.tight_layout()
+    return figure
+
+
+def compute_optimal_figure(budgets: list[float], optimal_params: list[float]):
+    figure = Figure(figsize=(6, 3))
+    axes = figure.subplots()
+    axes.loglog(budgets, optimal_params, marker="o", label="parameters N*")
+    axes.loglog(budgets, [20 * params for params in optimal_params], marker="s", label="tokens D* = 20 N*")
+    axes.set_xlabel("training compute C (FLOPs)")
+    axes.set_title("Compute-optimal model and data size (D* = 20 N*)")
+    axes.legend()
+    axes.grid(True, which="major", alpha=0.3)
     figure.tight_layout()
     return figure
 

@@ -870,8 +870,9 @@ def exercise_napkin_math_rtx4080():
 def exercise_matmul_mfu():
     text("## Exercise: MFU on the machine at hand")
     text("Time the lecture's matmul in float32 and bfloat16 and compute MFU. On a GPU the "
-         "sizes are B=16384, D=32768, K=8192 (about 4 GB of matrices).")
+         "sizes are B=16384, D=32768, K=8192 (3 GiB of float32 matrices).")
     B, D, K = matmul_sizes()  # @inspect B D K
+    matrices_gib = (B * D + D * K) * 4 / 2**30  # @inspect matrices_gib
     device = get_device()  # @inspect device
     x = torch.randn(B, D, device=device)
     w = torch.randn(D, K, device=device)

@@ -129,6 +129,10 @@ def test_section_traces_alone(tmp_path):
 
 def test_lecture_01_course_numbers(lecture_01):
     assert last(lecture_01, "chinchilla_tokens") == pytest.approx(28e9)
+    assert last(lecture_01, "chinchilla_flops") == pytest.approx(2.352e20)
+    # C = 6 N D with D = 20 N for every budget on the plot.
+    budgets, params = last(lecture_01, "budgets"), last(lecture_01, "optimal_params")
+    assert all(6 * n * 20 * n == pytest.approx(c) for c, n in zip(budgets, params))
     assert last(lecture_01, "yearly_gain") == pytest.approx(44 ** (1 / 7))
     shares = last(lecture_01, "attention_share")
     assert shares == sorted(shares, reverse=True)  # attention matters less as models grow
@@ -181,6 +185,7 @@ def test_lecture_01_gpt2(lecture_01, gpt2_cache):
     assert last(lecture_01, "gpt2_indices") == [
         15496, 11, 12520, 234, 235, 0, 12466, 253, 21169, 18849, 38857, 16843, 20375, 0]
     assert last(lecture_01, "gpt2_compression_ratio") == pytest.approx(26 / 14)
+    assert last(lecture_01, "gpt2_tokens")[2:5] == [b" \xf0\x9f", b"\x8c", b"\x8d"]  # " 🌍" in 3
     assert last(lecture_01, "observed_tokens") == [
         b"Hello", b" world", b"!", b" hello", b" hello", b" 123", b"45", b"678"]
     assert last(lecture_01, "compression_ratios") == pytest.approx({
@@ -198,8 +203,11 @@ def test_lecture_01_exercise_russian_vs_english(lecture_01, gpt2_cache):
 
 def test_lecture_01_without_gpt2_files_degrades(tmp_path):
     """With an empty tiktoken cache and no network the lecture says so instead of crashing."""
+    # A proxy on a closed port makes any download attempt fail at once, network or not.
+    dead_proxy = "http://127.0.0.1:9"
     env = dict(os.environ, TIKTOKEN_CACHE_DIR=str(tmp_path / "empty-cache"),
-               HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9")
+               HTTPS_PROXY=dead_proxy, https_proxy=dead_proxy, HTTP_PROXY=dead_proxy,
+               http_proxy=dead_proxy, NO_PROXY="", no_proxy="")
     (tmp_path / "empty-cache").mkdir()
     process = subprocess.run(
         [sys.executable, "-m", "cs336_lectures", "trace", "lectures/lecture_01.py",

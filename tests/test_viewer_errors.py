@@ -25,12 +25,15 @@ def bad_traces() -> dict[str, str]:
     wrong_format = dict(good, format="something-else")
     bad_step = json.loads(text)
     bad_step["steps"][3] = [0, 9999]
+    cycle = json.loads(text)
+    cycle["calls"][1][1] = 30  # add() called by a step that comes after it
     return {
         "truncated": text[: len(text) // 2],
         "wrong_version": json.dumps(wrong_version),
         "wrong_format": json.dumps(wrong_format),
         "bad_step": json.dumps(bad_step),
         "not_a_trace": "[1, 2, 3]",
+        "cycle": json.dumps(cycle),
         "empty": json.dumps(dict(good, steps=[], calls=[], header=dict(good["header"], num_steps=0))),
     }
 
@@ -48,6 +51,7 @@ def site(tmp_path_factory):
     ("wrong_format", 'not a cs336-lectures trace: its format is "something-else"'),
     ("bad_step", "steps[3] points at line 9999"),
     ("not_a_trace", "not a trace object"),
+    ("cycle", "runs in a call made by a later step"),
     ("empty", "records no steps"),
     ("no_such_lecture", "could not be loaded (HTTP 404)"),
     ("..%2Fetc", "is not a trace name"),

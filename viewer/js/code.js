@@ -81,7 +81,8 @@ export class CodeView {
     const { trace, file } = this;
     const { html } = trace.files[file];
     const n = html.length;
-    const heads = statementHeads(trace.files[file].source.split('\n').slice(0, n));
+    const source = trace.files[file].source.split('\n');
+    const heads = statementHeads(Array.from(html, (_, i) => source[i] ?? ''));
     // A statement becomes a rendering block when any of its lines carries renderings.
     const blockHead = new Int32Array(n + 1);
     for (let line = 1; line <= n; line++) {

@@ -109,6 +109,7 @@ class Viewer {
   }
 
   goIndex() {
+    if (this.mode === 'index') return;
     history.pushState(null, '', this.urlWith(null));
     this.route();
   }
@@ -299,16 +300,25 @@ class Viewer {
     if (trace.stepCall[s] !== this.call) this.buildCrumbs(s);
     else this.crumbLine.textContent = `line ${trace.lineOfStep(s)}`;
     const heading = trace.headingAt(s);
-    if (heading !== this.heading) {
-      if (this.tocItems[this.heading]) this.tocItems[this.heading].classList.remove('here');
-      if (this.tocItems[heading]) this.tocItems[heading].classList.add('here');
-      this.heading = heading;
-    }
+    if (heading !== this.heading) this.markHeading(heading);
     const position = trace.visPos[s];
     const count = trace.visibleSteps.length;
     $('bar').style.width = `${((position + 1) / count) * 100}%`;
     $('counter').textContent = `step ${formatCount(s)} / ${formatCount(trace.numSteps - 1)}`;
     this.writeUrl(history);
+  }
+
+  /** Mark the section the step is in, in the contents, and keep it in sight there. */
+  markHeading(heading) {
+    if (this.tocItems[this.heading]) this.tocItems[this.heading].classList.remove('here');
+    this.heading = heading;
+    const item = this.tocItems[heading];
+    if (!item) return;
+    item.classList.add('here');
+    const toc = $('toc');
+    if (item.offsetTop < toc.scrollTop || item.offsetTop + item.offsetHeight > toc.scrollTop + toc.clientHeight) {
+      toc.scrollTop = item.offsetTop - toc.clientHeight / 3;
+    }
   }
 
   buildCrumbs(s) {

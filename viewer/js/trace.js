@@ -199,7 +199,6 @@ export class Trace {
     const { calls, steps } = this;
     const numCalls = calls.length;
     this.callParent = new Int32Array(numCalls);
-    this.callDepth = new Int32Array(numCalls);
     this.frameRoot = new Int32Array(numCalls);
     for (let c = 0; c < numCalls; c++) {
       const [, parentStep, continues] = calls[c];
@@ -209,15 +208,13 @@ export class Trace {
       if (continues !== undefined && !isIndex(continues, c)) {
         fail(`Malformed trace: calls[${c}] continues call ${continues}, which is not an earlier call.`);
       }
-      const parent = parentStep < 0 ? -1 : this.stepCall[parentStep];
-      // Calls are numbered as they start, so a caller always has a smaller id than its callee.
-      if (parent >= c) fail(`Malformed trace: calls[${c}] is called from a later call.`);
-      this.callParent[c] = parent;
-      this.callDepth[c] = parent < 0 ? 0 : this.callDepth[parent] + 1;
+      this.callParent[c] = parentStep < 0 ? -1 : this.stepCall[parentStep];
       this.frameRoot[c] = continues === undefined ? c : this.frameRoot[continues];
     }
     const frameKeys = new Int32Array(steps.length);
     for (let s = 0; s < steps.length; s++) {
+      // A call starts after the step that made it; so walking up a stack always ends.
+      if (calls[this.stepCall[s]][1] >= s) fail(`Malformed trace: steps[${s}] runs in a call made by a later step.`);
       const extras = steps[s][2];
       frameKeys[s] = extras && (extras.v || extras.c) ? this.frameRoot[this.stepCall[s]] : -1;
     }
@@ -242,10 +239,6 @@ export class Trace {
 
   functionName(call) {
     return this.functions[this.callFunc[call]][1];
-  }
-
-  key(file, line) {
-    return this.lineBase[file] + line;
   }
 
   isHidden(file, line) {

@@ -8,12 +8,17 @@ const INLINE_ITEMS = 8; // containers with more items (or nested ones) get a col
 const LONG_TEXT = 160; // strings and reprs longer than this start collapsed
 const OPEN_TENSOR = 64; // tensors with more elements start with their table collapsed
 const MAX_SLICES = 8; // slices of a >2-d tensor shown as tables
+const ROW_WRAP = 8; // cells to a row for 1-d tensors
 
-/** 0.1 -> "0.1", 2 -> "2.0", "nan" -> "nan": Python's float repr where it matters. */
-export function formatFloat(v) {
+/** Python's float repr: 0.1 -> "0.1", 2 -> "2.0", 6.1e-05 -> "6.1e-05", "nan" -> "nan". */
+function formatFloat(v) {
   if (typeof v === 'string') return v;
-  if (Number.isInteger(v) && Math.abs(v) < 1e16) return v.toFixed(1);
-  return String(v);
+  const abs = Math.abs(v);
+  if (abs !== 0 && (abs < 1e-4 || abs >= 1e16)) {
+    const [mantissa, exponent] = v.toExponential().split('e');
+    return `${mantissa}e${exponent[0]}${exponent.slice(1).padStart(2, '0')}`;
+  }
+  return Number.isInteger(v) ? v.toFixed(1) : String(v);
 }
 
 /** A tensor cell: short, so tables stay narrow. */
@@ -128,9 +133,10 @@ function renderPairs(pairs, open, close, separator, total, label, renderKey) {
 
 function renderInfo(value) {
   const keys = ['bits', 'min', 'max', 'eps', 'tiny', 'resolution'].filter((k) => value[k] !== undefined);
+  const show = (k) => (value.t === 'finfo' && k !== 'bits' ? formatFloat(value[k]) : String(value[k]));
   return el('div', { class: 'v-info' },
     el('div', { class: 'v-tensor-head', text: `${value.t}(${value.dtype})` }),
-    el('table', { class: 'v-pairs' }, keys.map((k) => el('tr', {}, el('th', { text: k }), el('td', { text: typeof value[k] === 'number' && k !== 'bits' && value.t === 'finfo' ? formatFloat(value[k]) : String(value[k]) })))));
+    el('table', { class: 'v-pairs' }, keys.map((k) => el('tr', {}, el('th', { text: k }), el('td', { text: show(k) })))));
 }
 
 function tensorHead(value) {
@@ -152,9 +158,14 @@ function row(cells, isFloat) {
   return el('tr', {}, cells.map((v) => el('td', { text: formatCell(v, isFloat) })));
 }
 
-/** A 1-d or 2-d block of numbers as a table. */
+/** A 1-d or 2-d block of numbers as a table; a long 1-d one wraps, ROW_WRAP to a row, the way
+    numpy and torch wrap long vectors when printing. */
 function matrix(data, isFloat) {
-  const rows = Array.isArray(data[0]) ? data : [data];
+  let rows = data;
+  if (!Array.isArray(data[0])) {
+    rows = [];
+    for (let i = 0; i < data.length || i === 0; i += ROW_WRAP) rows.push(data.slice(i, i + ROW_WRAP));
+  }
   return el('table', { class: 'v-matrix' }, rows.map((r) => row(r, isFloat)));
 }
 

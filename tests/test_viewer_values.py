@@ -1,0 +1,85 @@
+"""Inspected values as the environment panel shows them (viewer/js/values.js), one kind of
+value (trace/README.md "Values") at a time."""
+
+from __future__ import annotations
+
+import pytest
+
+from viewer_support import StaticSite, tensor, write_site
+
+pytestmark = pytest.mark.browser
+
+BIG = {"t": "tensor", "dtype": "float32", "shape": [100, 100], "stride": [1, 100], "device": "cuda:0",
+       "requires_grad": True, "contiguous": False, "storage": 3, "offset": 0, "nbytes": 40000,
+       "preview": [0.5] * 64, "min": -1.25, "max": 2.5, "mean": 0.0}
+
+CASES = [
+    (None, "None"),
+    (True, "True"),
+    (42, "42"),
+    ("it's", "'it\\'s'"),
+    ({"t": "float", "v": 2}, "2.0"),
+    ({"t": "float", "v": 0.1}, "0.1"),
+    ({"t": "float", "v": 1e20}, "1e+20"),
+    ({"t": "float", "v": "nan"}, "nan"),
+    ({"t": "int", "v": "123456789012345678901234567890"}, "123456789012345678901234567890"),
+    ({"t": "str", "v": "abc", "len": 5000}, "'abc' … (5,000 characters)"),
+    ({"t": "bytes", "v": "b'\\x00hi'", "len": 3}, "b'\\x00hi' (3 bytes)"),
+    ({"t": "tuple", "items": [1]}, "(1,)"),
+    ({"t": "set", "items": [1, 2]}, "{1, 2}"),
+    ({"t": "list", "items": [1, 2, 3], "len": 1000}, "[1, 2, 3, … 997 more]"),
+    ({"t": "dict", "items": [["a", 1], ["b", {"t": "float", "v": 0.5}]]}, "{'a': 1, 'b': 0.5}"),
+    ({"t": "dataclass", "cls": "Config", "fields": [["d_model", 512], ["name", "gpt"]]}, "Config(d_model=512, name='gpt')"),
+    ({"t": "dtype", "v": "torch.bfloat16"}, "torch.bfloat16"),
+    ({"t": "device", "v": "cuda:0"}, "cuda:0"),
+    ({"t": "object", "cls": "Foo", "repr": "<Foo at 0x#1>"}, "<Foo at 0x#1>"),
+    ({"t": "object", "cls": "Bad", "repr": None, "error": "boom"}, "<Bad> (repr failed: boom)"),
+    ({"t": "truncated", "cls": "list", "repr": "[[...]]"}, "[[...]]"),
+    ({"t": "finfo", "dtype": "float16", "bits": 16, "max": 65504, "min": -65504, "eps": 0.0009765625,
+      "tiny": 6.103515625e-05, "resolution": 0.001}, "finfo(float16)bits16min-65504.0max65504.0eps0.0009765625tiny6.103515625e-05resolution0.001"),
+    ({"t": "iinfo", "dtype": "int8", "bits": 8, "max": 127, "min": -128}, "iinfo(int8)bits8min-128max127"),
+    (tensor([], 3.5), "[] float32 cpu3.5"),
+    (tensor([2], [True, False], dtype="bool"), "[2] bool cpuTrueFalse"),
+    (tensor([2, 1, 2], [[[1.0, 2.0]], [[3.0, 4.0]]]), "[2, 1, 2] float32 cpu[0, :, :]1.2.[1, :, :]3.4."),
+]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    root = write_site(tmp_path_factory.mktemp("site"), {})
+    with StaticSite(root) as served:
+        yield served
+
+
+def test_each_kind_of_value_reads_like_python(page, site):
+    page.goto(site.url + "index.html")
+    texts = page.evaluate("""async (values) => {
+        const { renderValue } = await import('./js/values.js');
+        return values.map((value) => renderValue(value).textContent);
+    }""", [value for value, _ in CASES])
+    for (value, expected), text in zip(CASES, texts):
+        assert text == expected, value
+
+
+def test_big_tensor_opens_to_a_preview_with_statistics(page, site):
+    page.goto(site.url + "index.html")
+    page.evaluate("""async (value) => {
+        const { renderValue } = await import('./js/values.js');
+        document.body.append(Object.assign(renderValue(value), { id: 'probe' }));
+    }""", BIG)
+    probe = page.locator("#probe")
+    head = "[100, 100] float32 cuda:0 requires_grad · non-contiguous, stride (1, 100)"
+    assert probe.locator(".v-tensor-head").inner_text() == head
+    assert not probe.locator(".v-matrix").is_visible()
+    probe.locator("summary").click()
+    assert probe.locator(".v-matrix td").count() == 64
+    assert "first 64 of 10,000 elements · min -1.25 · max 2.5 · mean 0." in probe.inner_text()
+
+
+def test_long_vectors_wrap_into_rows(page, site):
+    page.goto(site.url + "index.html")
+    rows = page.evaluate("""async (value) => {
+        const { renderValue } = await import('./js/values.js');
+        return Array.from(renderValue(value).querySelectorAll('tr'), (tr) => tr.textContent);
+    }""", tensor([12], [float(i) for i in range(12)]))
+    assert rows == ["0.1.2.3.4.5.6.7.", "8.9.10.11."]
