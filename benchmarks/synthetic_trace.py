@@ -6,7 +6,7 @@ the trace has nested calls, returns into callers, renderings with headings, a hi
 function, stdout, and inspected ints and tensors changing at most steps.
 
     trace = synthetic_trace(num_steps=1_000, num_lines=200)   # a dict, see trace/README.md
-    python benchmarks/synthetic_trace.py 100000 2000 -o var/traces/synthetic.json
+    python benchmarks/synthetic_trace.py 100000 2000 -o /tmp/synthetic.json
 """
 
 from __future__ import annotations
@@ -142,14 +142,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("num_steps", type=int, nargs="?", default=100_000)
     parser.add_argument("num_lines", type=int, nargs="?", default=2_000)
-    parser.add_argument("-o", "--output", type=Path, default=Path("var/traces/synthetic.json"))
+    parser.add_argument("-o", "--output", type=Path, help="where to write the trace (default: only describe it)")
     args = parser.parse_args()
     trace = synthetic_trace(args.num_steps, args.num_lines)
+    text = json.dumps(trace, separators=(",", ":"))
+    print(f"synthetic trace: {len(trace['steps']):,} steps over {args.num_lines:,} lines, "
+          f"{len(trace['calls']):,} calls, {len(text) / 1e6:.1f} MB of JSON")
+    if args.output is None:
+        return
     args.output.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.NamedTemporaryFile("w", dir=args.output.parent, suffix=".tmp", delete=False) as handle:
-        json.dump(trace, handle, separators=(",", ":"))
+        handle.write(text)
+    os.chmod(handle.name, 0o644)  # temporary files start private; a trace is for serving
     os.replace(handle.name, args.output)
-    print(f"wrote {args.output}: {len(trace['steps']):,} steps over {args.num_lines:,} lines")
+    print(f"wrote {args.output}")
 
 
 if __name__ == "__main__":

@@ -2,10 +2,13 @@
 
 A synthetic trace of 100k steps over a 2k-line file is served from a temporary site folder
 and opened in headless Chromium. First render: navigation start -> the `cs336:trace-loaded`
-event -> the next frame painted. Move latency: key press (or click) -> the frame showing the
-new step painted (a capturing listener notes performance.now(); a requestAnimationFrame plus
-a message after it notes when that frame's rendering work is done). Targets: p95 move
-latency under 16 ms (one frame at 60 Hz), first render under 1 s.
+event -> the next frame painted. Each move (key press, line-number click, progress-bar jump)
+is timed from the event reaching the page to: the step rendered with style and layout done
+("handled", what the viewer controls; the target applies to it), the next animation frame
+("frame"), and that frame rendered ("painted"); the last two add the wait for the display's
+next frame. The peer, measured in the same run, is a key the viewer ignores: the cost of the
+browser and the harness alone. Targets: p95 move latency under 16 ms (one frame at 60 Hz),
+first render under 1 s; every move must leave the current step in sight.
 
     python benchmarks/viewer_latency.py [--steps 100000] [--lines 2000] [--moves 300]
 """
@@ -43,9 +46,9 @@ FIRST_RENDER_TARGET_MS = 1000.0
 PROBE = """
 window.__moves = [];
 window.__firstRender = null;
-const afterFrame = (callback) => requestAnimationFrame((frame) => {
+const afterFrame = (callback) => requestAnimationFrame(() => {
   const channel = new MessageChannel();
-  channel.port1.onmessage = () => callback(frame);
+  channel.port1.onmessage = callback;
   channel.port2.postMessage(0);
 });
 let start = 0;
@@ -67,6 +70,15 @@ for (const type of ['keydown', 'click']) {
 }
 addEventListener('cs336:trace-loaded', () => afterFrame(() => { window.__firstRender = performance.now(); }));
 """
+
+
+# The last move's times, and whether it left the current step in sight in the code pane (a
+# fast move that shows the wrong place would not count).
+IN_SIGHT = """() => {
+  const pane = document.getElementById('code').getBoundingClientRect();
+  const unit = document.querySelector('.unit.current').getBoundingClientRect();
+  return {...window.__moves[window.__moves.length - 1], inSight: unit.top >= pane.top && unit.bottom <= pane.bottom};
+}"""
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -98,8 +110,9 @@ def run(page, url: str, moves: int, rng: random.Random) -> tuple[float, dict[str
     samples: dict[str, list[dict]] = {}
     keys = {"step (l/h/arrows)": ["l", "l", "l", "h", "ArrowRight", "ArrowLeft"],
             "step over (j/k)": ["j", "k", "Shift+ArrowRight"], "step out (u)": ["u"]}
+    keys["ignored key (peer)"] = ["x"]
     kinds = list(keys) + ["line click", "jump (progress bar)"]
-    weights = [6, 3, 1, 1, 1]
+    weights = [6, 3, 1, 1, 1, 1]
     box = page.locator("#progress").bounding_box()
     done = 0
     for _ in range(moves):
@@ -118,7 +131,7 @@ def run(page, url: str, moves: int, rng: random.Random) -> tuple[float, dict[str
             page.mouse.click(box["x"] + rng.random() * box["width"], box["y"] + box["height"] / 2)
         done += 1
         page.wait_for_function(f"window.__moves.length >= {done}")
-        samples.setdefault(kind, []).append(page.evaluate("window.__moves[window.__moves.length - 1]"))
+        samples.setdefault(kind, []).append(page.evaluate(IN_SIGHT))
     return first_render, samples
 
 
@@ -161,14 +174,21 @@ def main() -> int:
     print(f"viewer latency: {len(trace['steps']):,} steps over {args.lines:,} lines ({size_mb:.1f} MB trace), headless Chromium")
     print(f"  first render (navigation start -> trace shown and painted) {first_render:.0f} ms   "
           f"target < {FIRST_RENDER_TARGET_MS:.0f} ms   ratio to target {first_render / FIRST_RENDER_TARGET_MS:.2f}")
+    peer = samples.pop("ignored key (peer)")
     everything = [move for moves in samples.values() for move in moves]
-    for kind, moves in list(samples.items()) + [("all moves", everything)]:
+    for kind, moves in list(samples.items()) + [("all moves", everything), ("ignored key (peer)", peer)]:
         report(kind, moves)
     p95 = percentile([move["handled"] for move in everything], 0.95)
     print(f"  p95 move latency (event -> step rendered, style and layout done) {p95:.1f} ms   "
           f"target < {STEP_TARGET_MS:.0f} ms   ratio to target {p95 / STEP_TARGET_MS:.2f}")
+    for measure in ("handled", "painted"):
+        ours = statistics.median(move[measure] for move in everything)
+        idle = statistics.median(move[measure] for move in peer)
+        print(f"  p50 {measure} of a move / of an ignored key: {ours:.1f} / {idle:.1f} ms = {ours / idle:.1f}x")
     print("  ('frame' and 'painted' add the wait for the display's next frame, up to 16.7 ms at 60 Hz, and software raster)")
-    met = p95 < STEP_TARGET_MS and first_render < FIRST_RENDER_TARGET_MS
+    in_sight = sum(move["inSight"] for move in everything)  # the peer does not move
+    print(f"  current step in sight after {in_sight} of {len(everything)} moves")
+    met = p95 < STEP_TARGET_MS and first_render < FIRST_RENDER_TARGET_MS and in_sight == len(everything)
     print("  targets met" if met else "  TARGETS MISSED")
     return 0
 

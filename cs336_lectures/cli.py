@@ -23,9 +23,25 @@ DELEGATED = {  # subcommand -> (module defining add_arguments(parser) and run(ar
     "build": ("cs336_lectures.site", "export the viewer and traces as a static site"),
 }
 
+TRACE_DESCRIPTION = """\
+Run each lecture's main() under the tracer (a --section function instead, or the top level
+when the file has no main) and write OUT/STEM.json (OUT/STEM.SECTION.json with --section),
+with its images and plots in OUT/assets/. The top level of a file with a main() runs first,
+untraced, as an import of the module STEM with the file's folder on sys.path."""
+TRACE_EPILOG = """\
+directives, in a comment on a line of the lecture:
+  # @inspect x y.attr   record these values after the line runs (when they changed)
+  # @clear x            stop showing x
+  # @stepover           do not trace into calls made on this line
+  # @hide               never show this line in the viewer
+
+exit status: 0 every trace is complete; 1 a lecture raised, or was stopped by --max-steps
+or --timeout (its trace is written, ending where it stopped); 2 a lecture could not start
+(missing file, syntax error, failed import, unknown --section or --trace-module)."""
+
 
 def main(argv: list[str] | None = None) -> int:
-    if argv is None:
+    if argv is None and sys.argv[1:2] == ["trace"]:
         _fix_hash_seed()
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
@@ -51,10 +67,8 @@ def build_parser(argv: list[str] = ()) -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     add_trace_arguments(commands.add_parser(
         "trace", help="run lectures under the tracer and write their traces",
-        description="Run each lecture's main() (a --section function, or the top level when there is "
-                    "no main) under the tracer and write OUT/STEM.json (OUT/STEM.SECTION.json with "
-                    "--section), with images and plots in OUT/assets/. Exit status: 0 ok, 1 a lecture "
-                    "raised or was stopped (its partial trace is written), 2 a lecture could not start.",
+        formatter_class=argparse.RawDescriptionHelpFormatter, description=TRACE_DESCRIPTION,
+        epilog=TRACE_EPILOG,
     ))
     for name, (module_name, summary) in DELEGATED.items():
         sub = commands.add_parser(name, help=summary, description=summary)
@@ -79,7 +93,7 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
                         help="stop after N steps and write the partial trace (status max_steps)")
     parser.add_argument("--timeout", type=_positive_float, metavar="SECONDS",
                         help="stop after this long and write the partial trace (status timeout)")
-    parser.add_argument("--seed", type=int, default=0, metavar="N",
+    parser.add_argument("--seed", type=_seed, default=0, metavar="N",
                         help="seed for random, numpy and torch (default: 0)")
     parser.add_argument("--quiet", action="store_true", help="no progress display, no summary lines")
 
@@ -152,4 +166,14 @@ def _positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}") from None
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value < 2**32:  # the range numpy accepts
+        raise argparse.ArgumentTypeError(f"must be an integer from 0 to 2**32 - 1, not {text!r}")
     return value

@@ -598,13 +598,13 @@ def _module_files(names: tuple[str, ...]) -> list[Path]:
             spec = importlib.util.find_spec(name)
         except (ImportError, ValueError) as error:
             raise LectureError(f"--trace-module {name}: {error}") from None
-        if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
-            raise LectureError(f"--trace-module {name}: no Python source file for this module")
-        if spec.submodule_search_locations:
+        if spec is not None and spec.submodule_search_locations:  # a package, maybe a namespace one
             for folder in spec.submodule_search_locations:
                 files.extend(sorted(Path(folder).rglob("*.py")))
-        else:
+        elif spec is not None and spec.origin and spec.origin.endswith(".py"):
             files.append(Path(spec.origin))
+        else:
+            raise LectureError(f"--trace-module {name}: no such module with Python source")
     # The runtime itself is never traced: text() would then record its own lines, not the lecture's.
     runtime = Path(__file__).resolve().parent
     return [file for file in files if not (file.resolve().parent == runtime and file.stem in RUNTIME_MODULES)]
@@ -614,9 +614,14 @@ def _module_files(names: tuple[str, ...]) -> list[Path]:
 def _lecture_module(path: Path) -> Iterator[tuple[types.ModuleType, Callable[[], None]]]:
     """A fresh module named after the file's stem, its folder first on sys.path, removed after."""
     folder = str(path.resolve().parent)
+    saved = sys.modules.get(path.stem)
+    saved_file = getattr(saved, "__file__", None)
+    if saved is not None and not (saved_file and os.path.samefile(saved_file, path)):
+        # Replacing another module would hand the lecture to every `import <stem>` during the run.
+        raise LectureError(f"{path}: the module name {path.stem!r} is already in use "
+                           f"({saved_file or 'a built-in module'}); rename the lecture")
     spec = importlib.util.spec_from_file_location(path.stem, path.resolve())
     module = importlib.util.module_from_spec(spec)
-    saved = sys.modules.get(path.stem)
     sys.modules[path.stem] = module
     sys.path.insert(0, folder)
     try:
@@ -633,7 +638,7 @@ def _lecture_module(path: Path) -> Iterator[tuple[types.ModuleType, Callable[[],
 def _import_untraced(path: Path, load: Callable[[], None]) -> None:
     try:
         load()
-    except Exception as error:
+    except (Exception, SystemExit) as error:
         line = _lecture_line(path, error)
         where = f"{path}:{line}" if line else str(path)
         raise LectureError(f"{where}: import failed: {type(error).__name__}: {error}") from None

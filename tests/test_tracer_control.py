@@ -351,7 +351,8 @@ def test_the_runtime_is_never_traced(tmp_path, validate_trace):
     assert len(raw["files"]) == 1
 
 
-@pytest.mark.parametrize("body, max_steps", [("pass", None), ("raise ValueError('x')", None), ("while True: pass", 5)])
+@pytest.mark.parametrize("body, max_steps", [("pass", None), ("raise ValueError('x')", None),
+                                              ("while True:\n        pass", 5)])
 def test_the_process_state_is_restored_after_a_trace(tmp_path, validate_trace, body, max_steps):
     from cs336_lectures.primitives import active_recorder
 
@@ -393,3 +394,10 @@ def test_exception_inside_a_generator_is_reported_at_its_line(tmp_path, validate
     last = trace.steps[-1]
     assert (last.function, last.line, last.error["message"]) == ("items", 4, "generator broke")
     assert [line for _, _, line in last.stack] == [7, 4]
+
+
+def test_a_lecture_named_like_a_loaded_module_is_refused(tmp_path):
+    (tmp_path / "json.py").write_text("def main():\n    pass\n")
+    with pytest.raises(LectureError, match="module name 'json' is already in use"):
+        trace_lecture(tmp_path / "json.py", output_dir=tmp_path, quiet=True)
+    assert sys.modules["json"].__name__ == "json" and hasattr(sys.modules["json"], "dumps")

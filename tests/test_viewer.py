@@ -8,6 +8,7 @@ import re
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from playwright.sync_api import expect
 
 from viewer_support import DEMO_SOURCE, StaticSite, demo_trace, error_trace, line_of, write_site
 
@@ -276,7 +277,7 @@ def test_renderings_links_images_and_plots(page, site):
     assert page.locator("img.r-plot").get_attribute("src").startswith("data:image/svg+xml")
     page.click("a.r-internal")
     assert page.locator(".code").get_attribute("data-file") == "cs336_lectures/helpers.py"
-    assert "def scale" in page.locator(".target").inner_text()
+    expect(page.locator(".target")).to_contain_text("def scale")
     assert "helpers.py" in page.locator("#elsewhere").inner_text()
     page.keyboard.press("Escape")
     assert page.locator(".code").get_attribute("data-file") == "lectures/demo.py"
@@ -313,8 +314,10 @@ def test_viewer_api_and_loaded_event(page, site):
     assert page.locator("#message").inner_text() == "trace is running"
     page.evaluate("window.cs336Viewer.showMessage('', 'info')")
     assert not page.locator("#message").is_visible()
+    page.evaluate("window.cs336Viewer.showMessage('re-traced', 'info')")
     page.evaluate("window.cs336Viewer.reload()")
     page.wait_for_function("window.__loaded.length === 2")
+    assert page.locator("#message").inner_text() == "re-traced"  # a reload leaves live.js's message
     assert url_step(page) == step_at("print(")
     assert current_line(page) == line_of(DEMO_SOURCE, "print(")
 
@@ -326,3 +329,14 @@ def test_keys_typed_into_inputs_are_left_alone(page, site):
     page.keyboard.type("hjkl")
     assert url_step(page) == 0
     assert page.input_value("#editor") == "hjkl"
+
+
+def test_held_key_makes_one_history_entry(page, site):
+    open_lecture(page, site, 0)
+    before = page.evaluate("history.length")
+    page.keyboard.press("l")
+    page.evaluate("""() => { for (let i = 0; i < 5; i++)
+        document.dispatchEvent(new KeyboardEvent('keydown', {key: 'l', repeat: true, bubbles: true})); }""")
+    page.wait_for_function("new URLSearchParams(location.search).get('step') === '6'")
+    assert page.evaluate("history.length") == before + 1
+    assert current_line(page) == line_of(DEMO_SOURCE, "c = a + b")

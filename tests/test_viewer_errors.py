@@ -124,14 +124,28 @@ def test_synthetic_trace_follows_the_schema(validate_trace):
     assert len(trace["calls"]) > 10 and any(len(step) == 3 and "r" in step[2] for step in trace["steps"])
 
 
-def test_large_trace_opens_and_steps(page, tmp_path):
+def current_in_sight(page) -> bool:
+    return page.evaluate("""() => {
+        const pane = document.getElementById('code').getBoundingClientRect();
+        const unit = document.querySelector('.unit.current').getBoundingClientRect();
+        return unit.top >= pane.top && unit.bottom <= pane.bottom;
+    }""")
+
+
+def test_large_trace_opens_steps_and_keeps_the_step_in_sight(page, tmp_path):
     write_site(tmp_path, {"big": synthetic_trace(num_steps=20_000, num_lines=1_000)})
     with StaticSite(tmp_path) as site:
         page.goto(site.url + "index.html?trace=big&step=15000")
         page.wait_for_selector(".unit.current")
-        for key in "ljkuh":
+        assert current_in_sight(page)
+        for key in "ljkuhjjjl":
             page.keyboard.press(key)
-        assert page.locator(".unit.current").count() == 1
+            assert page.locator(".unit.current").count() == 1
+            assert current_in_sight(page)
+        box = page.locator("#progress").bounding_box()
+        for fraction in (0.9, 0.1, 0.6):
+            page.mouse.click(box["x"] + fraction * box["width"], box["y"] + 2)
+            assert current_in_sight(page)
         assert page.locator("#toc li").count() == 50
 
 

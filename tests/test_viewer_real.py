@@ -9,6 +9,7 @@ import sys
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from playwright.sync_api import expect
 
 from viewer_support import StaticSite, line_of, write_site
 
@@ -95,7 +96,7 @@ def test_real_trace_reads_and_steps(page, site):
     page.keyboard.press("j")
     assert page.locator(".unit.current + .step-output .stdout").inner_text() == "done\n"
     page.click("a.r-internal")
-    assert "def double" in page.locator(".target").inner_text()
+    expect(page.locator(".target")).to_contain_text("def double")
 
 
 def test_real_trace_header_is_what_the_index_shows(page, site):

@@ -1,12 +1,17 @@
 /* One source file of a trace as a column of "units": a plain code line, or a rendering block
    (the statement that called text()/image()/link()/plot(), shown as its renderings, with its
-   code underneath for raw mode). The DOM is built once per file; moving to another step only
-   touches what differs: the current unit, the step's output, the units revealed or hidden
-   between the two steps, and the blocks whose renderings change between them. */
+   code underneath for raw mode). The DOM is built once per file, in chunks that layout skips
+   while they are off screen; moving to another step only touches what differs: the current
+   unit, the step's output, the units revealed or hidden between the two steps, and the
+   blocks whose renderings change between them. */
 
 import { el } from './dom.js';
 import { renderRenderings } from './renderings.js';
 import { NEVER } from './trace.js';
+
+const CHUNK = 100; // units to a chunk
+const LINE_HEIGHT = 21.6; // px, a code line (13.5px font, line-height 1.6)
+const BLOCK_HEIGHT = 80; // px, a guess for a rendering block
 
 /** For each 1-based line, the first line of the statement it belongs to: a statement goes on
     while brackets are open, a triple-quoted string is open, or a line ends with a backslash.
@@ -61,7 +66,7 @@ function closingQuote(text, from, quote) {
 }
 
 function lineHtml(number, html) {
-  return `<div class="line" data-line="${number}"><a class="no" data-line="${number}" title="Go to the step running line ${number}">${number}</a><span class="src">${html || ' '}</span></div>`;
+  return `<div class="line" data-line="${number}"><a class="no" data-line="${number}">${number}</a><span class="src">${html || ' '}</span></div>`;
 }
 
 export class CodeView {
@@ -88,23 +93,43 @@ export class CodeView {
     for (let line = 1; line <= n; line++) {
       if (!trace.isHidden(file, line) && trace.hasRenderings(file, line)) blockHead[heads[line]] = heads[line];
     }
+    // Units go in chunks of CHUNK; layout skips the chunks off screen (content-visibility:
+    // auto), which then take an estimated height until they are first shown.
     const parts = [];
     const unitLines = []; // the lines of each unit
+    let chunk = null;
+    const openChunk = () => {
+      chunk = { at: parts.length, units: 0, height: 0 };
+      parts.push('');
+    };
+    const closeChunk = () => {
+      parts[chunk.at] = `<div class="chunk" style="contain-intrinsic-size: auto ${Math.round(chunk.height)}px">`;
+      parts.push('</div>');
+    };
+    openChunk();
     for (let line = 1; line <= n; line++) {
       if (trace.isHidden(file, line)) continue;
+      if (chunk.units === CHUNK) {
+        closeChunk();
+        openChunk();
+      }
+      chunk.units++;
       if (blockHead[line]) {
         const lines = [];
         for (let l = line; l <= n && heads[l] === line; l++) if (!trace.isHidden(file, l)) lines.push(l);
-        parts.push(`<div class="unit block" data-unit="${unitLines.length}"><div class="rendered"></div><div class="raw-code">`);
+        parts.push('<div class="unit block"><div class="rendered"></div><div class="raw-code">');
         for (const l of lines) parts.push(lineHtml(l, html[l - 1]));
         parts.push('</div></div>');
         unitLines.push(lines);
         line = lines[lines.length - 1];
+        chunk.height += BLOCK_HEIGHT;
       } else {
-        parts.push(lineHtml(line, html[line - 1]).replace('class="line"', `class="unit line" data-unit="${unitLines.length}"`));
+        parts.push(lineHtml(line, html[line - 1]).replace('class="line"', 'class="unit line"'));
         unitLines.push([line]);
+        chunk.height += LINE_HEIGHT;
       }
     }
+    closeChunk();
     this.root.innerHTML = parts.join('');
 
     this.lineEl = new Array(n + 1).fill(null);
@@ -122,7 +147,7 @@ export class CodeView {
       }
       this.unitFirst[u] = first;
       if (this.units[u].classList.contains('block')) {
-        this.blocks.push({ unit: u, lines: lines.filter((l) => trace.hasRenderings(file, l)), shown: null, node: this.units[u].firstChild });
+        this.blocks.push({ lines: lines.filter((l) => trace.hasRenderings(file, l)), shown: null, node: this.units[u].firstChild });
       }
     });
     this.revealOrder = Int32Array.from(this.unitFirst.keys()).sort((a, b) => this.unitFirst[a] - this.unitFirst[b]);

@@ -140,32 +140,37 @@ class Viewer {
   showFailure(title, message) {
     this.trace = null;
     this.setMode('failure');
-    this.showMessage('');
+    this.clearLoadingMessage();
     $('failure-title').textContent = title;
     $('failure-text').textContent = message;
     $('failure-back').href = this.urlWith(null).href;
   }
 
-  /** The trace file of `name`, as the index lists it (default NAME.json). */
-  async traceFile(name) {
-    try {
-      const entry = (await fetchIndex()).find((e) => e.name === name);
-      if (entry && typeof entry.file === 'string' && TRACE_FILE.test(entry.file) && !entry.file.includes('..')) return entry.file;
-    } catch {
-      // No index (a bare folder of traces): fall back to the conventional name.
-    }
-    return `${name}.json`;
-  }
-
+  /** The trace `name`: its file is the one the index lists, normally NAME.json, which is
+      requested at the same time as the index so the two downloads overlap. */
   async fetchTrace(name) {
     if (!TRACE_NAME.test(name)) throw new Error(`"${name}" is not a trace name (letters, digits, "_", "-" and "." only).`);
-    return loadTrace(`traces/${await this.traceFile(name)}`);
+    const guess = `${name}.json`;
+    const early = new AbortController();
+    const pending = fetch(`traces/${guess}`, { cache: 'no-store', signal: early.signal });
+    pending.catch(() => {}); // a failure matters only if this is the file after all
+    let file = guess;
+    try {
+      const entry = (await fetchIndex()).find((e) => e.name === name);
+      if (entry && typeof entry.file === 'string' && TRACE_FILE.test(entry.file) && !entry.file.includes('..')) file = entry.file;
+    } catch {
+      // No index (a bare folder of traces): the conventional name it is.
+    }
+    if (file === guess) return loadTrace(`traces/${guess}`, pending);
+    early.abort();
+    return loadTrace(`traces/${file}`);
   }
 
   async open(name, step) {
     const token = ++this.loading;
     this.name = name;
     this.showMessage(`Loading ${name}…`, 'info');
+    this.loadingMessage = $('message').textContent;
     let trace;
     try {
       trace = await this.fetchTrace(name);
@@ -203,7 +208,7 @@ class Viewer {
   showLecture() {
     this.loading++;
     this.setMode('lecture');
-    this.showMessage('');
+    this.clearLoadingMessage();
     const title = this.trace.header.title || this.name;
     document.title = `${title} · cs336 lectures`;
     $('title').textContent = title;
@@ -342,10 +347,14 @@ class Viewer {
     });
   }
 
+  /** Scroll the code pane so `node` is in sight, a third of the way down, if it is not already.
+      (Positions come from bounding boxes: the code's chunks contain layout, so offsetTop
+      would be relative to a chunk.) */
   scrollTo(node) {
     const pane = this.codePane;
-    const top = node.offsetTop;
-    const bottom = top + Math.min(node.offsetHeight, pane.clientHeight / 2);
+    const box = node.getBoundingClientRect();
+    const top = box.top - pane.getBoundingClientRect().top + pane.scrollTop;
+    const bottom = top + Math.min(box.height, pane.clientHeight / 2);
     const margin = Math.min(60, pane.clientHeight / 6);
     if (top < pane.scrollTop + margin || bottom > pane.scrollTop + pane.clientHeight - margin) {
       pane.scrollTop = Math.max(0, top - pane.clientHeight * 0.3);
@@ -433,6 +442,11 @@ class Viewer {
 
   toggleHelp() {
     $('help').hidden = !$('help').hidden;
+  }
+
+  /** Clear "Loading …" once the trace is shown, but not a message live.js put there since. */
+  clearLoadingMessage() {
+    if ($('message').textContent === this.loadingMessage) this.showMessage('');
   }
 
   /** showMessage(text, kind) shows a line above the page; an empty text clears it. */

@@ -20,19 +20,19 @@ function fail(message) {
   throw new TraceError(message);
 }
 
-/** Fetch and check the trace at `url`: loadTrace('traces/lecture_01.json') -> Trace */
-export async function loadTrace(url) {
+/** Fetch and check the trace at `url` (or take the response already requested for it):
+    loadTrace('traces/lecture_01.json') -> Trace */
+export async function loadTrace(url, pending = fetch(url, { cache: 'no-store' })) {
   let response;
   try {
-    response = await fetch(url, { cache: 'no-store' });
+    response = await pending;
   } catch (error) {
     fail(`Could not fetch ${url}: ${error.message}`);
   }
   if (!response.ok) fail(`The trace file ${url} could not be loaded (HTTP ${response.status}).`);
-  const text = await response.text();
   let data;
   try {
-    data = JSON.parse(text);
+    data = await response.json();
   } catch (error) {
     fail(`${url} is not valid JSON, so it is probably truncated or corrupted (${error.message}). Trace the lecture again.`);
   }
@@ -127,14 +127,17 @@ export class Trace {
   }
 
   indexSteps() {
-    const { steps, calls } = this;
+    const { steps, calls, lineBase, hiddenKey } = this;
     const n = steps.length;
-    this.stepCall = new Int32Array(n);
-    this.stepKey = new Int32Array(n);
-    this.visible = new Uint8Array(n);
+    const callFile = Int32Array.from(this.callFunc, (f) => this.functions[f][0]);
+    const fileLines = this.files.map((file) => file.html.length);
+    const stepCall = (this.stepCall = new Int32Array(n));
+    const stepKey = (this.stepKey = new Int32Array(n));
+    const visibleFlags = (this.visible = new Uint8Array(n));
     const visibleKeys = new Int32Array(n);
     const callKeys = new Int32Array(n);
     const renderKeys = new Int32Array(n);
+    const renderSteps = [];
     // Equal renderings from different steps share a content id, so the code view can keep
     // what it shows when a line's rendering step changes but its content does not.
     this.renderingContent = new Int32Array(n).fill(-1);
@@ -147,31 +150,38 @@ export class Trace {
       if (!Array.isArray(step) || !isIndex(step[0], calls.length) || !Number.isInteger(step[1])) {
         fail(`Malformed trace: steps[${s}] is not [call, line] with a known call.`);
       }
-      const file = this.functions[this.callFunc[step[0]]][0];
-      const numLines = this.files[file].html.length;
-      if (step[1] < 1 || step[1] > numLines) {
-        fail(`Malformed trace: steps[${s}] points at line ${step[1]} of ${this.files[file].path}, which has ${numLines} lines.`);
+      const call = step[0];
+      const line = step[1];
+      const file = callFile[call];
+      if (line < 1 || line > fileLines[file]) {
+        fail(`Malformed trace: steps[${s}] points at line ${line} of ${this.files[file].path}, which has ${fileLines[file]} lines.`);
       }
       const extras = step[2];
       if (extras !== undefined && (extras === null || typeof extras !== 'object' || Array.isArray(extras))) {
         fail(`Malformed trace: the extras of steps[${s}] are not an object.`);
       }
-      const key = this.lineBase[file] + step[1];
-      const visible = !this.hiddenKey[key];
-      this.stepCall[s] = step[0];
-      this.stepKey[s] = key;
-      this.visible[s] = visible ? 1 : 0;
-      numVisible += visible;
-      visibleKeys[s] = visible ? key : -1;
-      callKeys[s] = visible ? step[0] : -1;
-      const renderings = visible && extras && Array.isArray(extras.r) && extras.r.length ? extras.r : null;
-      renderKeys[s] = renderings ? key : -1;
-      if (renderings) {
-        const content = JSON.stringify(renderings);
-        if (!contentIds.has(content)) contentIds.set(content, contentIds.size);
-        this.renderingContent[s] = contentIds.get(content);
+      const key = lineBase[file] + line;
+      const visible = hiddenKey[key] === 0;
+      stepCall[s] = call;
+      stepKey[s] = key;
+      renderKeys[s] = -1;
+      if (!visible) {
+        visibleKeys[s] = -1;
+        callKeys[s] = -1;
+        continue;
       }
-      for (const rendering of renderings || []) {
+      visibleFlags[s] = 1;
+      numVisible++;
+      visibleKeys[s] = key;
+      callKeys[s] = call;
+      const renderings = extras && extras.r;
+      if (!Array.isArray(renderings) || !renderings.length) continue;
+      renderKeys[s] = key;
+      renderSteps.push(s);
+      const content = JSON.stringify(renderings);
+      if (!contentIds.has(content)) contentIds.set(content, contentIds.size);
+      this.renderingContent[s] = contentIds.get(content);
+      for (const rendering of renderings) {
         for (const heading of (rendering && rendering.headings) || []) {
           const id = `${key}|${heading[2]}|${heading[1]}`;
           if (seenHeadings.has(id)) continue;
@@ -183,13 +193,13 @@ export class Trace {
     this.visibleSteps = new Int32Array(numVisible);
     this.visPos = new Int32Array(n); // position in visibleSteps of the last visible step <= s
     for (let s = 0, p = -1; s < n; s++) {
-      if (this.visible[s]) this.visibleSteps[++p] = s;
+      if (visibleFlags[s]) this.visibleSteps[++p] = s;
       this.visPos[s] = p;
     }
     this.byCall = groupBy(callKeys, calls.length);
     this.byLine = groupBy(visibleKeys, this.numKeys);
     this.rendersByLine = groupBy(renderKeys, this.numKeys);
-    this.renderSteps = Int32Array.from(renderKeys.keys()).filter((s) => renderKeys[s] >= 0);
+    this.renderSteps = Int32Array.from(renderSteps);
     this.headingSteps = Int32Array.from(this.headings, (h) => h.step);
     const last = steps[n - 1];
     this.errorStep = last && last[2] && last[2].x ? n - 1 : -1;
