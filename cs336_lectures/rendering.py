@@ -21,7 +21,7 @@ import xml.etree.ElementTree as ElementTree
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["highlight_css", "highlight_lines", "render_markdown", "render_verbatim"]
+__all__ = ["highlight_lines", "render_markdown", "render_verbatim"]
 
 MATHML_NAMESPACE = "{http://www.w3.org/1998/Math/MathML}"
 # Presentation MathML that latex2mathml emits; anything else (for instance raw HTML smuggled
@@ -223,28 +223,3 @@ def _token_class(token_type: Any) -> str:
         token_type = token_type.parent
     short = STANDARD_TYPES[token_type]
     return f"tok-{short}" if short and short != "w" else ""
-
-
-def highlight_css() -> str:
-    """CSS for the tok-* classes: a light palette, and a dark one for dark colour schemes.
-
-    The dark palette applies when the system prefers dark (unless the page's root element
-    has data-theme="light") or when the root element has data-theme="dark".
-    """
-    light = _style_rules("default", "")
-    # github-dark styles every class that default does, so no light colour leaks through.
-    dark_auto = _style_rules("github-dark", ':root:not([data-theme="light"]) ')
-    dark_forced = _style_rules("github-dark", ':root[data-theme="dark"] ')
-    return (
-        "/* Syntax highlighting (pygments token classes, prefixed tok-) */\n"
-        f"{light}\n"
-        f"@media (prefers-color-scheme: dark) {{\n{dark_auto}\n}}\n"
-        f"{dark_forced}\n"
-    )
-
-
-def _style_rules(style: str, scope: str) -> str:
-    from pygments.formatters import HtmlFormatter
-
-    rules = HtmlFormatter(style=style, classprefix="tok-").get_token_style_defs("")
-    return "\n".join(scope + rule.strip() for rule in rules)

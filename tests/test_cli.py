@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import json
 import os
 import subprocess
 import sys
@@ -43,10 +42,11 @@ def test_trace_writes_one_trace_per_lecture(tmp_path, capsys, validate_trace):
     assert captured.out == "" and captured.err == ""  # --quiet, and the lecture's print went to the trace
 
 
-def test_summary_line_without_quiet(tmp_path, capsys):
+def test_summary_line_without_quiet(tmp_path, capsys, validate_trace):
     lecture = write(tmp_path, "lecture.py", GOOD)
     assert main(["trace", str(lecture), "-o", str(tmp_path)]) == 0
     assert "lecture.json: 2 steps" in capsys.readouterr().err
+    validate_trace(tmp_path / "lecture.json")
 
 
 @pytest.mark.parametrize("source, expected", [
@@ -97,7 +97,7 @@ class FakeTerminal(io.StringIO):
         return True
 
 
-def test_progress_display_on_a_terminal_only(tmp_path, monkeypatch, capsys):
+def test_progress_display_on_a_terminal_only(tmp_path, monkeypatch, capsys, validate_trace):
     lecture = write(tmp_path, "lecture.py", "def main():\n    for i in range(5000):\n        pass\n    print('done')\n")
     terminal = FakeTerminal()
     monkeypatch.setattr(sys, "stderr", terminal)
@@ -105,6 +105,7 @@ def test_progress_display_on_a_terminal_only(tmp_path, monkeypatch, capsys):
     shown = terminal.getvalue()
     assert "tracing lecture" in shown and "lecture.json: 10002 steps" in shown
     assert "done" not in shown and capsys.readouterr().out == ""
+    validate_trace(tmp_path / "lecture.json")
 
 
 def test_the_command_line_starts_without_heavy_imports():
@@ -148,7 +149,7 @@ def test_no_command_prints_help_and_exits_2(capsys):
     assert "usage: cs336-lectures" in capsys.readouterr().err
 
 
-def test_module_entry_point_runs_the_tracer_deterministically(tmp_path):
+def test_module_entry_point_runs_the_tracer_deterministically(tmp_path, validate_trace):
     lecture = write(tmp_path, "lecture.py", "def main():\n    words = {'apple', 'pear', 'fig', 'kiwi', 'lime'}\n"
                                             "    print(list(words))\n")
     missing = subprocess.run([sys.executable, "-m", "cs336_lectures", "trace", str(tmp_path / "none.py")],
@@ -161,6 +162,6 @@ def test_module_entry_point_runs_the_tracer_deterministically(tmp_path):
                                str(tmp_path / run), "--quiet"], cwd=ROOT, env=environment,
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
-        trace = json.loads((tmp_path / run / "lecture.json").read_text())
+        trace = validate_trace(tmp_path / run / "lecture.json")
         printed.append(trace["steps"][-1][2]["o"])
     assert printed[0] == printed[1]  # set order depends on the hash seed, which the command fixes

@@ -8,7 +8,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cs336_lectures.rendering import highlight_css, highlight_lines, render_markdown, render_verbatim
+from cs336_lectures.rendering import highlight_lines, render_markdown, render_verbatim
 
 TAG = re.compile(r"<[^>]*>")
 
@@ -124,10 +124,3 @@ def test_highlighting_keeps_every_character_on_its_line(source):
         expected.pop()
     lines = highlight_lines(source)
     assert [visible_text(line) for line in lines] == expected
-
-
-def test_highlight_css_has_light_and_dark_palettes():
-    css = highlight_css()
-    assert ".tok-k {" in css and ".tok-s2 {" in css
-    assert "@media (prefers-color-scheme: dark)" in css
-    assert ':root[data-theme="dark"] .tok-k' in css
