@@ -59,9 +59,13 @@ def validate_trace():
     return validate
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """Debian's Chromium driven by Playwright (never a downloaded browser)."""
+    """Debian's Chromium driven by Playwright (never a downloaded browser).
+
+    Module-scoped: Playwright's sync API keeps an event loop running in this thread while it
+    is open, which would break tests that trace a lecture with `async def main` in-process.
+    """
     if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
         pytest.skip("chromium is not installed (apt-get install -y chromium)")
     from playwright.sync_api import sync_playwright
