@@ -99,6 +99,12 @@ def test_teaching_bpe_on_the_cat_in_the_hat():
     assert tokenizer.decode(indices) == "the quick brown fox"
 
 
+def test_teaching_bpe_ties_go_to_the_pair_seen_first():
+    # Every pair occurs once; the real trainer would take the greatest, (z, z).
+    assert train_simple_bpe("abzz", 1).merges == {(97, 98): 256}
+    assert train_simple_bpe("ab zz ab zz", 1).merges == {(97, 98): 256}
+
+
 def test_teaching_bpe_on_russian_and_emoji():
     string = "мама мыла раму, 👋👋"
     params = train_simple_bpe(string, num_merges=8)

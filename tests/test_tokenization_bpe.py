@@ -6,6 +6,7 @@ import json
 from collections import Counter
 
 import pytest
+import regex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -48,14 +49,23 @@ def test_train_bpe_ties_go_to_the_greater_pair(tmp_path):
     assert merges == [(b"c", b"d"), (b"a", b"b")]
 
 
+# The definition, written independently of the library: GPT-2's pattern, special tokens
+# cut out first (longest first), every pair recounted at every step.
+GPT2_PATTERN = regex.compile(r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+""")
+
+
+def reference_pretokens(text: str, special_tokens: list[str]) -> list[str]:
+    if not special_tokens:
+        return GPT2_PATTERN.findall(text)
+    longest_first = sorted(special_tokens, key=len, reverse=True)
+    parts = regex.split("|".join(map(regex.escape, longest_first)), text)
+    return [word for part in parts for word in GPT2_PATTERN.findall(part)]
+
+
 def brute_force_merges(text: str, num_merges: int, special_tokens: list[str]) -> list[tuple[bytes, bytes]]:
-    """The definition, recounting every pair at every step."""
-    counts = Counter(PreTokenizer(special_tokens).split(text))
-    words: dict[tuple[bytes, ...], int] = {}
-    for word, count in counts.items():
-        if word not in special_tokens:
-            key = tuple(bytes([byte]) for byte in word.encode())
-            words[key] = words.get(key, 0) + count
+    words: Counter[tuple[bytes, ...]] = Counter()
+    for word in reference_pretokens(text, special_tokens):
+        words[tuple(bytes([byte]) for byte in word.encode())] += 1
     merges = []
     for _ in range(num_merges):
         pairs: Counter = Counter()
@@ -66,7 +76,7 @@ def brute_force_merges(text: str, num_merges: int, special_tokens: list[str]) ->
             break
         best = max(pairs, key=lambda pair: (pairs[pair], pair))
         merges.append(best)
-        merged_words: dict[tuple[bytes, ...], int] = {}
+        merged_words: Counter[tuple[bytes, ...]] = Counter()
         for word, count in words.items():
             merged, i = [], 0
             while i < len(word):
@@ -76,7 +86,7 @@ def brute_force_merges(text: str, num_merges: int, special_tokens: list[str]) ->
                 else:
                     merged.append(word[i])
                     i += 1
-            merged_words[tuple(merged)] = merged_words.get(tuple(merged), 0) + count
+            merged_words[tuple(merged)] += count
         words = merged_words
     return merges
 
@@ -99,6 +109,53 @@ def test_train_bpe_matches_the_definition_on_generated_text(tmp_path_factory, te
     assert merges == brute_force_merges(text, 40, [])
 
 
+SPECIALS = ["<|a.b|>", "<|a.b|><|a.b|>", "b|", "ab", EOT]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.sampled_from(["a", "b", " ", "\r\n", "|", "<|", "é", "1", "'s", *SPECIALS]), max_size=60).map("".join),
+    st.lists(st.sampled_from(SPECIALS), unique=True),
+)
+def test_train_bpe_matches_the_definition_with_special_tokens(tmp_path_factory, text, special_tokens):
+    path = tmp_path_factory.mktemp("generated") / "text.txt"
+    path.write_bytes(text.encode("utf-8"))
+    vocab, merges = train_bpe(path, 256 + len(special_tokens) + 30, special_tokens)
+    assert merges == brute_force_merges(text, 30, special_tokens)
+    assert [vocab[i] for i in range(len(special_tokens))] == [token.encode() for token in special_tokens]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected_merges"),
+    [
+        ("", 0),
+        (EOT, 0),
+        (EOT + EOT + EOT, 0),
+        (EOT + "hi hi" + EOT, None),
+        ("hi" + EOT + EOT + "hi", 1),
+        ("abab ab", None),  # fewer pairs than the vocab asks for
+    ],
+)
+def test_train_bpe_on_small_and_degenerate_files(tmp_path, text, expected_merges):
+    path = tmp_path / "text.txt"
+    path.write_text(text)
+    vocab, merges = train_bpe(path, 1000, [EOT])
+    assert merges == brute_force_merges(text, 1000, [EOT])
+    assert expected_merges is None or len(merges) == expected_merges
+    assert len(vocab) == 256 + 1 + len(merges)
+
+
+def test_train_bpe_rejects_misused_arguments(tmp_path):
+    path = tmp_path / "text.txt"
+    path.write_text("some text")
+    with pytest.raises(TypeError, match="list of strings"):
+        train_bpe(path, 300, EOT)
+    with pytest.raises(TypeError, match="vocab_size must be an int"):
+        train_bpe(path, "300", [EOT])
+    with pytest.raises(ValueError, match="non-empty"):
+        train_bpe(path, 300, [""])
+
+
 def test_special_tokens_split_the_text_and_are_never_merged(tmp_path):
     path = tmp_path / "special.txt"
     path.write_text("ab<|endoftext|>ab<|endoftext|>ab" * 20)
@@ -118,15 +175,17 @@ def test_parallel_pretokenization_gives_the_same_counts(tmp_path, fixtures_dir, 
     data = path.read_bytes()
     assert len(boundaries) > 10
     assert all(data.startswith(EOT.encode(), cut) for cut in boundaries[1:-1])
-    serial = train_module.count_pretokens(path, [EOT], num_processes=1)
-    parallel = train_module.count_pretokens(path, [EOT], num_processes=2)
-    assert serial == parallel
+    for special_tokens in ([EOT], [EOT, EOT + EOT, "ext|><|end"]):
+        serial = train_module.count_pretokens(path, special_tokens, num_processes=1)
+        assert train_module.count_pretokens(path, special_tokens, num_processes=2) == serial
     assert train_bpe(path, 400, [EOT], num_processes=2) == train_bpe(path, 400, [EOT], num_processes=1)
 
 
 def test_train_bpe_rejects_bad_input(tmp_path):
     with pytest.raises(ValueError, match="cannot read"):
         train_bpe(tmp_path / "absent.txt", 300, [])
+    with pytest.raises(ValueError, match="not an existing file"):
+        train_bpe(tmp_path, 300, [])
     bad = tmp_path / "bad.txt"
     bad.write_bytes(b"fine text \xff\xfe then garbage")
     with pytest.raises(ValueError, match="not valid UTF-8"):
@@ -173,6 +232,33 @@ def test_overlapping_special_tokens_longest_wins(corpus_bpe):
     assert tokenizer.decode(ids) == f"a{double}b{EOT}c{EOT}{EOT}{EOT}"
 
 
+def test_special_tokens_that_are_also_ordinary_tokens(corpus_bpe):
+    vocab, merges = corpus_bpe
+    the = next(index for index, token in vocab.items() if token == b"the")
+    # "the" is a merged token of the vocab: as a special token it keeps that one id.
+    tokenizer = BPETokenizer(vocab, merges, ["the"])
+    assert tokenizer.special_ids == {"the": the}
+    assert tokenizer.encode("the") == [the]
+    assert tokenizer.encode(" theme") == [tokenizer.encode(" ")[0], the, *tokenizer.encode("me")]
+    assert tokenizer.decode(tokenizer.encode("other theme")) == "other theme"
+
+
+def test_special_tokens_must_be_a_list(corpus_bpe):
+    with pytest.raises(TypeError, match="list of strings"):
+        BPETokenizer(*corpus_bpe, EOT)
+
+
+def test_decode_accepts_numpy_and_torch_integers(small_tokenizer):
+    import numpy as np
+    import torch
+
+    ids = small_tokenizer.encode("the cat")
+    assert small_tokenizer.decode(np.array(ids)) == "the cat"
+    assert small_tokenizer.decode(torch.tensor(ids)) == "the cat"
+    with pytest.raises(ValueError, match="must be integers"):
+        small_tokenizer.decode([1.0])
+
+
 def test_encode_iterable_equals_encode(fixtures_dir, small_tokenizer):
     text = (fixtures_dir / "tinystories_sample.txt").read_text() * 30  # above the stream buffer
     expected = small_tokenizer.encode(text)
@@ -182,6 +268,27 @@ def test_encode_iterable_equals_encode(fixtures_dir, small_tokenizer):
     assert list(small_tokenizer.encode_iterable(text.splitlines(keepends=True))) == expected
     pieces = [text[i : i + 7] for i in range(0, len(text), 7)]
     assert list(small_tokenizer.encode_iterable(pieces)) == expected
+
+
+def test_encode_iterable_over_a_file_whose_lines_cut_special_tokens(tmp_path, corpus_bpe):
+    tokenizer = BPETokenizer(*corpus_bpe, [EOT, "<|a\nb|>"])
+    text = "Once upon<|a\nb|>\n a time\r\n<|a\nb|><|a\nb|>\n\n" * 5000 + "the end" + EOT
+    path = tmp_path / "text.txt"
+    path.write_text(text, encoding="utf-8", newline="")
+    with open(path, encoding="utf-8", newline="") as file:
+        assert list(tokenizer.encode_iterable(file)) == tokenizer.encode(text)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.sampled_from(["the", " cat", "\n", "  ", "'s", "é", "👋", EOT, "<|endoftext", "|>"]), max_size=30),
+    st.lists(st.integers(min_value=0), max_size=40),
+)
+def test_encode_iterable_equals_encode_wherever_chunks_are_cut(small_tokenizer, pieces, cuts):
+    text = "".join(pieces) * 3000  # long enough for encode_iterable to flush mid-stream
+    positions = sorted({0, len(text), *(cut % (len(text) + 1) for cut in cuts)})
+    chunks = [text[start:end] for start, end in zip(positions, positions[1:])]
+    assert list(small_tokenizer.encode_iterable(chunks)) == small_tokenizer.encode(text)
 
 
 STREAM_ALPHABET = "ab1 '\n\tsl<|endoftext>é👋"

@@ -53,9 +53,70 @@ def test_characters_newer_than_tiktokens_unicode_tables(tiktoken_gpt2, ours, tex
     assert ours.encode(text) == tiktoken_gpt2.encode(text)
 
 
-def test_missing_gpt2_files_are_reported(tmp_path):
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a  b   c\t\t d \n\n\n e \r\n\r\n  ",  # whitespace runs
+        "   leading and trailing   ",
+        "1 12 123 1234 12345 3.14159 1,000,000 ²³ ٣٤٥",  # numbers
+        "I'm you're he's we'll they've I'd don't DON'T o'clock ''s",  # contractions
+        "👋 👍🏽 👨‍👩‍👧‍👦 🇯🇵 ❤️",  # emoji, modifiers, joiners, flags
+        "日本語の文章です。中文文本，한국어 텍스트",  # CJK
+        "<|endoftext|>x<|endoftext|><|endoftext|> <|endoftext|>\n<|endoftext",  # special tokens
+    ],
+)
+def test_hand_picked_text_matches_tiktoken(tiktoken_gpt2, ours, ours_without_specials, text):
+    assert ours.encode(text) == tiktoken_gpt2.encode(text, allowed_special="all")
+    # Not declared special, <|endoftext|> is plain text, as tiktoken with no check.
+    assert ours_without_specials.encode(text) == tiktoken_gpt2.encode(text, disallowed_special=())
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    pieces=st.lists(st.sampled_from(["\ud835", "\udc00", "\ud83d", "\udc4b", "ab", " ", "'s", EOT]), max_size=20),
+    cuts=st.lists(st.integers(min_value=0, max_value=40), max_size=5),
+)
+def test_surrogates_are_encoded_as_tiktoken_does(tiktoken_gpt2, ours, pieces, cuts):
+    # Python strings may hold surrogates: tiktoken pairs them up and replaces lone ones.
+    text = "".join(pieces)
+    positions = sorted({0, len(text), *(min(cut, len(text)) for cut in cuts)})
+    chunks = [text[start:end] for start, end in zip(positions, positions[1:])]
+    expected = tiktoken_gpt2.encode(text, allowed_special="all")
+    assert ours.encode(text) == expected
+    assert list(ours.encode_iterable(chunks)) == expected
+
+
+def test_a_word_of_the_vocab_as_special_token(gpt2_cache, tiktoken_gpt2):
+    tokenizer = BPETokenizer.from_files(*gpt2_files(gpt2_cache), ["hello"])
+    [hello] = tiktoken_gpt2.encode("hello")
+    assert tokenizer.special_ids == {"hello": hello}
+    # The text is cut at the special token first, so " hello" loses its space.
+    pieces = [tiktoken_gpt2.encode(piece) for piece in ("say ", ", ", "s")]
+    assert tokenizer.encode("say hello, hellos") == [*pieces[0], hello, *pieces[1], hello, *pieces[2]]
+    assert tokenizer.encode(" shell") == tiktoken_gpt2.encode(" shell")
+
+
+def test_saved_gpt2_files_load_back_identically(gpt2_cache, tmp_path, ours, fixtures_dir):
+    vocab_path, merges_path = tmp_path / "encoder.json", tmp_path / "vocab.bpe"
+    ours.save(vocab_path, merges_path)
+    assert merges_path.read_bytes() == gpt2_files(gpt2_cache)[1].read_bytes()
+    loaded = BPETokenizer.from_files(vocab_path, merges_path, [EOT])
+    text = (fixtures_dir / "german.txt").read_text() + EOT + "日本語 👋 don't"
+    assert loaded.encode(text) == ours.encode(text)
+    assert loaded.vocab == ours.vocab
+
+
+def test_missing_gpt2_files_are_reported(tmp_path, monkeypatch):
     with pytest.raises(FileNotFoundError, match="TIKTOKEN_CACHE_DIR"):
         gpt2_files(tmp_path)
+    import tiktoken
+
+    def no_network(name):
+        raise ConnectionError("no network")
+
+    monkeypatch.setattr(tiktoken, "get_encoding", no_network)
+    with pytest.raises(RuntimeError, match="set TIKTOKEN_CACHE_DIR"):
+        get_gpt2_tokenizer()
 
 
 def test_special_token_id_is_gpt2s(ours, ours_without_specials):

@@ -24,7 +24,13 @@ def get_gpt2_tokenizer() -> tiktoken.Encoding:
     """tiktoken's GPT-2 encoding: ``get_gpt2_tokenizer().encode("Hello, world")``."""
     import tiktoken
 
-    return tiktoken.get_encoding("gpt2")
+    try:
+        return tiktoken.get_encoding("gpt2")
+    except OSError as error:  # requests' network errors are OSErrors too
+        raise RuntimeError(
+            f"cannot load GPT-2's files ({error.__class__.__name__}); offline, set TIKTOKEN_CACHE_DIR "
+            "to a folder holding them (see gpt2_files)"
+        ) from error
 
 
 def gpt2_files(cache_dir: str | os.PathLike | None = None) -> tuple[Path, Path]:

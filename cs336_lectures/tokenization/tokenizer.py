@@ -11,11 +11,12 @@ ids are exactly tiktoken's GPT-2 ids.
 
 from __future__ import annotations
 
+import operator
 import os
+import re
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain, repeat
-from operator import add
 
 from cs336_lectures.tokenization.base import Tokenizer
 from cs336_lectures.tokenization.gpt2_bytes import (
@@ -58,29 +59,27 @@ class BPETokenizer(Tokenizer):
                 )
             self.vocab[index] = token
         self.merges: list[tuple[bytes, bytes]] = list(merges)
-        self.special_tokens: list[str] = list(dict.fromkeys(special_tokens or ()))
-        self._pretokenizer = PreTokenizer(self.special_tokens)
+        self._pretokenizer = PreTokenizer(special_tokens or ())  # checks and deduplicates them
+        self.special_tokens: list[str] = list(self._pretokenizer.special_tokens)
 
-        first_id: dict[bytes, int] = {}
+        # The lowest id of each token's bytes. A special token that the vocab also holds
+        # as an ordinary token (a word of GPT-2's vocab) shares that id: text is cut at
+        # special tokens first, so merges never make those bytes on their own.
+        self._ids: dict[bytes, int] = {}
         for index in sorted(self.vocab):
-            first_id.setdefault(self.vocab[index], index)
+            self._ids.setdefault(self.vocab[index], index)
         next_id = max(self.vocab, default=-1) + 1
         self.special_ids: dict[str, int] = {}
         for special in self.special_tokens:
             encoded = special.encode("utf-8")
-            if encoded not in first_id:
+            if encoded not in self._ids:
                 if next_id >= _ID_LIMIT:
                     raise ValueError(f"no id left below {_ID_LIMIT} for special token {special!r}")
-                first_id[encoded] = next_id
+                self._ids[encoded] = next_id
                 self.vocab[next_id] = encoded
                 next_id += 1
-            self.special_ids[special] = first_id[encoded]
+            self.special_ids[special] = self._ids[encoded]
 
-        reserved = set(self.special_ids.values())
-        self._ids: dict[bytes, int] = {}
-        for index in sorted(self.vocab):
-            if index not in reserved:
-                self._ids.setdefault(self.vocab[index], index)
         missing = [byte for byte in range(256) if bytes([byte]) not in self._ids]
         if missing:
             raise ValueError(f"vocab lacks {len(missing)} single bytes, e.g. {bytes([missing[0]])!r}")
@@ -127,9 +126,13 @@ class BPETokenizer(Tokenizer):
         return len(self.vocab)
 
     def encode(self, string: str) -> list[int]:
+        """The ids of ``string``; lone surrogates are encoded as U+FFFD, as tiktoken does."""
         if not isinstance(string, str):
             raise TypeError(f"encode expects str, got {type(string).__name__}")
-        return list(chain.from_iterable(map(self._cache.__getitem__, self._pretokenizer.split(string))))
+        try:
+            return list(chain.from_iterable(map(self._cache.__getitem__, self._pretokenizer.split(string))))
+        except UnicodeEncodeError:  # only surrogates make a str that UTF-8 cannot encode
+            return self.encode(_replace_surrogates(string))
 
     def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
         """Ids of ``"".join(iterable)``, lazily: ``encode_iterable(open(path))`` streams a file.
@@ -138,15 +141,18 @@ class BPETokenizer(Tokenizer):
         token there is complete, so the ids equal ``encode`` of the whole text. Memory
         stays bounded by the chunk size (or the longest pre-token, if larger).
         """
-        for pieces in self._pretokenizer.split_stream(iterable):
+        for pieces in self._pretokenizer.split_stream(_stream_without_surrogates(iterable)):
             yield from chain.from_iterable(map(self._cache.__getitem__, pieces))
 
     def decode(self, indices: Iterable[int]) -> str:
         """The text of ``indices``; bytes that are not valid UTF-8 become U+FFFD."""
         try:
-            data = b"".join(map(self.vocab.__getitem__, indices))
+            # operator.index accepts NumPy and PyTorch integers, which do not hash like int.
+            data = b"".join(map(self.vocab.__getitem__, map(operator.index, indices)))
         except KeyError as error:
             raise ValueError(f"unknown token id {error.args[0]!r}") from None
+        except TypeError as error:
+            raise ValueError(f"token ids must be integers: {error}") from None
         return data.decode("utf-8", errors="replace")
 
     def _encode_piece(self, piece: str) -> tuple[int, ...]:
@@ -154,7 +160,7 @@ class BPETokenizer(Tokenizer):
         word = piece.encode("utf-8").decode("latin-1").translate(self._byte_table)
         ranks = self._ranks
         while len(word) > 1:
-            best = min(map(ranks.get, map(add, word, word[1:]), repeat(_NOT_A_MERGE)))
+            best = min(map(ranks.get, map(operator.add, word, word[1:]), repeat(_NOT_A_MERGE)))
             if best == _NOT_A_MERGE:
                 break
             word = word.replace(self._pairs[best], self._merged[best])
@@ -162,6 +168,25 @@ class BPETokenizer(Tokenizer):
 
 
 _NOT_A_MERGE = sys.maxsize
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _replace_surrogates(text: str) -> str:
+    """Pair up surrogates and replace lone ones: ``_replace_surrogates("a\\ud800") == "a\\ufffd"``."""
+    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def _stream_without_surrogates(chunks: Iterable[str]) -> Iterator[str]:
+    """The chunks with surrogates replaced as in the whole text (a pair may span two chunks)."""
+    held = ""
+    for chunk in chunks:
+        if held or (isinstance(chunk, str) and _SURROGATE.search(chunk)):
+            chunk = held + chunk
+            held = chunk[-1:] if "\ud800" <= chunk[-1:] <= "\udbff" else ""
+            chunk = _replace_surrogates(chunk[: len(chunk) - len(held)])
+        yield chunk
+    if held:
+        yield _replace_surrogates(held)
 
 
 class _PieceCache(dict):

@@ -54,6 +54,8 @@ def train_bpe(
     a file without any is read by one process (still streaming).
     """
     special_tokens = list(PreTokenizer(special_tokens).special_tokens)  # checked, deduplicated
+    if not isinstance(vocab_size, int):
+        raise TypeError(f"vocab_size must be an int, got {type(vocab_size).__name__}")
     num_merges = vocab_size - 256 - len(special_tokens)
     if num_merges < 0:
         raise ValueError(
@@ -77,13 +79,15 @@ def count_pretokens(
     *,
     num_processes: int | None = None,
 ) -> Counter[str]:
-    """How often each pre-token occurs in the file (special tokens left out)."""
+    """How often each pre-token occurs in the file (special tokens left out).
+
+    ``count_pretokens("corpus.en", ["<|endoftext|>"])[" the"]`` is how often `` the`` occurs.
+    """
     path = Path(input_path)
     special_tokens = list(special_tokens)
-    try:
-        size = path.stat().st_size
-    except OSError as error:
-        raise ValueError(f"cannot read training text {path}: {error}") from None
+    if not path.is_file():
+        raise ValueError(f"cannot read training text {path}: not an existing file")
+    size = path.stat().st_size
     if num_processes is None:
         num_processes = (os.cpu_count() or 1) if size >= PARALLEL_MIN_BYTES else 1
     if num_processes < 1:
@@ -194,7 +198,10 @@ def _read_text(path: str, start: int, end: int) -> Iterator[str]:
 
 
 def learn_merges(word_counts: dict[str, int], num_merges: int) -> list[tuple[bytes, bytes]]:
-    """The first ``num_merges`` BPE merges over words with counts (fewer if pairs run out)."""
+    """The first ``num_merges`` BPE merges over words with counts (fewer if pairs run out).
+
+    ``learn_merges({"hug": 2, "pug": 1}, 2) == [(b"u", b"g"), (b"h", b"ug")]``.
+    """
     tokens = [bytes([byte]) for byte in range(256)]  # internal id -> bytes
     ids_of = {token: index for index, token in enumerate(tokens)}
     keys = [_descending(token) for token in tokens]

@@ -138,6 +138,9 @@ class PreTokenizer:
     """
 
     def __init__(self, special_tokens: Iterable[str] = ()):
+        if isinstance(special_tokens, str):
+            # A bare string would be read as one special token per character.
+            raise TypeError(f"special_tokens must be a list of strings, got the string {special_tokens!r}")
         special_tokens = list(dict.fromkeys(special_tokens))
         for token in special_tokens:
             if not isinstance(token, str) or not token:
