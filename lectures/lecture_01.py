@@ -121,6 +121,7 @@ def what_small_models_teach():
     text("Example 1: the share of FLOPs spent on attention versus the MLP shifts with scale "
          "(Stephen Roller made this point with a plot; here is ours, from the standard "
          "per-token FLOP counts of a GPT-3-shaped layer with a 2048-token context).")
+    link(roller_flops_post)
     context_length = 2048  # @inspect context_length
     # the GPT-3 family, 125M..175B
     d_models = [768, 1024, 1536, 2048, 2560, 4096, 5120, 12288]  # @inspect d_models
@@ -135,14 +136,15 @@ def what_small_models_teach():
     link(emergent_abilities)
 
     text("### What transfers to frontier models?")
-    text("Three kinds of knowledge:")
-    text("- **Mechanics**: how things work (what a Transformer is, how model parallelism "
-         "uses GPUs).")
-    text("- **Mindset**: squeeze the most out of the hardware, take scale seriously "
-         "(scaling laws).")
-    text("- **Intuitions**: which data and modeling decisions give good accuracy.")
-    text("We can teach mechanics and mindset, because they transfer. Intuitions only "
-         "partly: they do not necessarily carry across scales.")
+    text("Split what one can learn into three kinds:")
+    text("- **Mechanics**: the workings of the machinery, e.g. the pieces of a Transformer "
+         "or the way model parallelism spreads work over GPUs.")
+    text("- **Mindset**: treating scale as the thing that matters (hence scaling laws) "
+         "and getting every FLOP the hardware can give.")
+    text("- **Intuitions**: a feel for which choices of data and model lead to accurate "
+         "models.")
+    text("The first two carry over from small models to big ones, so this course can "
+         "teach them. The third only in part: what works at one scale may not at another.")
     text("Some design decisions cannot (yet) be justified at all; they simply won in "
          "experiments. The paper that introduced SwiGLU ends by admitting it offers no "
          "explanation and credits the result to divine benevolence.")
@@ -256,15 +258,16 @@ def executable_lectures():
 def course_logistics():
     text("## Logistics")
     text("Everything (lectures, assignments) is public, so the course can be followed on "
-         "one's own; the recordings go on YouTube after a delay.")
+         "one's own; lectures are recorded through CGOE (formerly SCPD) and go on YouTube "
+         "after a delay, and the course is planned to run again next year.")
     text("It is a 5-unit course, and heavy: one student in 2024 reported that the first "
          "assignment alone matched all five CS 224n assignments plus the final project.")
     text("Take it if you need to understand how things work and want to build research "
          "engineering muscle. Skip it if you want to do research this term, want the "
          "newest techniques (multimodality, RAG...), or just want good results in an "
          "applied domain (prompt or fine-tune an existing model instead).")
-    text("Compute is donated by Together AI. Start assignments early: the cluster fills up "
-         "before deadlines.")
+    text("Compute is donated by Together AI; read the cluster guide before using it, and "
+         "start assignments early: the cluster fills up before deadlines.")
     text("AI coding tools (Copilot, Cursor...) can take the learning away from you; use "
          "them at your own risk.")
 
@@ -274,8 +277,9 @@ def course_map():
     text("Resources: data and hardware (compute, memory, communication bandwidth). How do "
          "you train the best model with a fixed set of them? For example: a Common Crawl "
          "dump and 32 H100s for two weeks; what do you do?")
-    text("Design decisions run all the way down the pipeline: data processing and "
-         "filtering, tokenization, architecture, training, alignment.")
+    text("Design decisions run all the way down the pipeline, and each stage is a "
+         "choice of how to spend the budget:")
+    plot(design_decisions_figure(DESIGN_DECISIONS))  # @stepover
     text("## The course in five units")
     text("1. **Basics**: a working version of the whole pipeline.")
     text("2. **Systems**: the most out of the hardware.")
@@ -338,10 +342,11 @@ def systems():
     text("Goal: squeeze the most out of the hardware, through kernels, parallelism and "
          "inference.")
     text("**Kernels.** A GPU such as the A100 has a big, slow memory (DRAM) and a small, "
-         "fast one (SRAM) beside the compute units: picture a warehouse, a factory, and a "
-         "road between them. The trick is to organize computation to keep the GPU busy "
+         "fast one (SRAM) beside the compute units: Horace He pictures them as a warehouse "
+         "and a factory with a road between them. The trick is to organize computation to keep the GPU busy "
          "while moving as little data as possible. Kernels are written in CUDA, Triton, "
          "CUTLASS or ThunderKittens.")
+    link(go_brrr)
     text("**Parallelism.** With several GPUs (say 8 A100s), moving data between them is "
          "slower still, and the same principle holds. Collective operations (gather, "
          "reduce, all-reduce) move data; parameters, activations, gradients and optimizer "
@@ -407,6 +412,7 @@ def data():
          "copyrighted data leans on fair use, or data gets licensed (Google pays Reddit). "
          "It comes as HTML, PDFs and directories, not text.")
     link(fair_use)
+    link(reddit_google_deal)
     text("**Processing**: transform (HTML or PDF to text, keeping content and some "
          "structure); filter (keep high quality, drop harmful content, with classifiers); "
          "deduplicate (saves compute, avoids memorization; Bloom filters, MinHash).")
@@ -476,16 +482,21 @@ def alignment():
 
 def efficiency_drives_design():
     text("## Efficiency drives design decisions")
-    text("Today we are compute-bound, so design squeezes the most out of the hardware:")
-    text("- Data processing: don't spend precious compute on bad or irrelevant data.")
-    text("- Tokenization: raw bytes are elegant but too expensive with today's "
-         "architectures.")
-    text("- Architecture: many changes save memory or FLOPs (shared KV caches, sliding "
-         "window attention).")
-    text("- Training: a single epoch is enough.")
-    text("- Scaling laws: tune hyperparameters on small models, with less compute.")
-    text("- Alignment: tuning a model to the use case lets a smaller base model do.")
-    text("Tomorrow we will be data-bound...")
+    text("Compute is the scarce resource today, and it shows at every stage:")
+    text("- Data processing: filtering exists so that no gradient step is wasted on junk "
+         "or off-topic text.")
+    text("- Tokenization: modeling raw bytes would be cleaner, but with current "
+         "architectures the longer sequences cost too much.")
+    text("- Architecture: many variants exist to cut memory or FLOPs, e.g. sharing the "
+         "KV cache between heads or attending within a sliding window.")
+    text("- Training: one pass over the data usually suffices; nobody can afford many "
+         "epochs.")
+    text("- Scaling laws: hyperparameters are searched on small, cheap models and "
+         "extrapolated.")
+    text("- Alignment: a model tuned closely to its use can start from a smaller base "
+         "model.")
+    text("Once compute is plentiful, data will become the bottleneck, and the trade-offs "
+         "will shift.")
 
 
 # ---------------------------------------------------------------------------------------
@@ -501,6 +512,7 @@ def tokenization_intro():
     text("A language model is a probability distribution over sequences of tokens, usually "
          "integer indices:")
     indices = [15496, 11, 995, 0]  # @inspect indices
+    text("(These four are GPT-2's ids for \"Hello\", \",\", \" world\" and \"!\".)")
     text("So we need to **encode** strings into tokens and **decode** tokens back into "
          "strings. A tokenizer is anything with those two methods:")
     link(Tokenizer)
@@ -711,10 +723,13 @@ def tokenization_summary():
     plot(compression_figure(string, compression_ratios))  # @stepover
     text("Words compress best but need an open-ended vocabulary; bytes need only 256 ids "
          "but compress nothing; BPE sits in between, with a vocabulary size we choose.")
-    text("- A tokenizer maps strings to tokens (indices) and back.")
-    text("- Character, byte and word tokenizers are all far from optimal.")
-    text("- BPE is an effective heuristic built on corpus statistics.")
-    text("- Tokenization is a necessary evil; maybe one day models will read raw bytes.")
+    text("- A tokenizer is a pair of maps: text to integer ids, and ids back to text.")
+    text("- Splitting by character, byte or word each fails somewhere: too many ids, too "
+         "long sequences, or no fixed vocabulary.")
+    text("- BPE lets the statistics of a corpus decide the vocabulary; a heuristic, but one "
+         "that works well.")
+    text("- Tokenizers are a workaround rather than a goal; models reading raw bytes may "
+         "one day make them unnecessary.")
     text("Next time: PyTorch building blocks and resource accounting.")
 
 
@@ -825,6 +840,35 @@ def compression_figure(string: str, ratios: dict[str, float]):
     return figure
 
 
+DESIGN_DECISIONS = {
+    "data": ["sources", "processing", "filtering", "deduplication", "mixing"],
+    "tokenization": ["bytes or subwords", "vocabulary size"],
+    "architecture": ["attention variant", "MLP or MoE", "normalization", "size and shape"],
+    "training": ["optimizer", "learning rate schedule", "batch size", "precision"],
+    "alignment": ["SFT data", "preferences", "verifiers", "algorithm"],
+}
+
+
+def design_decisions_figure(stages: dict[str, list[str]]):
+    figure = Figure(figsize=(9, 2.8))
+    axes = figure.subplots()
+    for column, (stage, choices) in enumerate(stages.items()):
+        x = column * 2.0
+        axes.text(x, 0, stage, ha="center", va="center", fontsize=10, fontweight="bold",
+                  bbox={"boxstyle": "round,pad=0.4", "facecolor": "#d9edf7", "edgecolor": "#31708f"})
+        for row, choice in enumerate(choices, 1):
+            axes.text(x, -0.55 * row - 0.2, choice, ha="center", va="center", fontsize=8.5, color="#333333")
+        if column + 1 < len(stages):
+            axes.annotate("", xy=(x + 1.3, 0), xytext=(x + 0.7, 0),
+                          arrowprops={"arrowstyle": "->", "color": "#31708f"})
+    axes.set_xlim(-1, 2.0 * len(stages) - 1)
+    axes.set_ylim(-0.55 * max(map(len, stages.values())) - 0.6, 0.5)
+    axes.axis("off")
+    axes.set_title("Design decisions along the pipeline, all made under a resource budget", fontsize=10)
+    figure.tight_layout()
+    return figure
+
+
 def compute_optimal_figure(budgets: list[float], optimal_params: list[float]):
     figure = Figure(figsize=(6, 3))
     axes = figure.subplots()
@@ -887,6 +931,15 @@ stargate_announcement = Reference(title="Announcing The Stargate Project",
 emergent_abilities = Reference(title="Emergent Abilities of Large Language Models",
                                url="https://arxiv.org/abs/2206.07682",
                                authors=("Jason Wei", "Yi Tay", "Rishi Bommasani", "et al."), date="2022")
+roller_flops_post = Reference(title="Where the FLOPs go in the OPT models, attention versus MLP, by size",
+                              url="https://x.com/stephenroller/status/1579993017234382849",
+                              authors=("Stephen Roller",), date="2022",
+                              description="attention takes a large share at small scale, the MLP dominates at 175B")
+go_brrr = Reference(title="Making Deep Learning Go Brrrr From First Principles", url="https://horace.io/brrr_intro.html",
+                    authors=("Horace He",), date="2022")
+reddit_google_deal = Reference(title="Reddit in AI content licensing deal with Google, sources say",
+                               url="https://www.reuters.com/technology/reddit-ai-content-licensing-deal-with-google-sources-say-2024-02-22/",
+                               organization="Reuters", date="2024-02-22")
 glu_variants = Reference(title="GLU Variants Improve Transformer", url="https://arxiv.org/abs/2002.05202",
                          authors=("Noam Shazeer",), date="2020")
 bitter_lesson_essay = Reference(title="The Bitter Lesson",

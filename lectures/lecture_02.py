@@ -36,6 +36,7 @@ from cs336_lectures.accounting import (
     largest_model,
     matmul_flops,
     measure_matmul,
+    peak_flop_per_sec,
     same_storage,
     seconds_to_train,
     time_matmul,
@@ -99,6 +100,7 @@ def main():
     note_about_randomness()
     data_loading()
     optimizers()
+    optimizer_state_by_hand()
     optimizer_state_table()
     memory_and_compute_per_step()
     train_loop()
@@ -158,9 +160,9 @@ def motivating_questions():
     link(illustrated_transformer)
     link(illustrated_gpt2)
     text("Simpler models carry today's ideas. What to take away:")
-    text("- Mechanics: straightforward (just PyTorch).")
-    text("- Mindset: resource accounting (remember to do it).")
-    text("- Intuitions: broad strokes (no big models).")
+    text("- Mechanics: nothing beyond plain PyTorch.")
+    text("- Mindset: always count the memory and the FLOPs.")
+    text("- Intuitions: only the general shape, since no big model is trained here.")
 
 
 # ---------------------------------------------------------------------------------------
@@ -251,7 +253,7 @@ def dtype_comparison():
     table = ["| dtype | bytes | largest | smallest normal | eps (gap after 1) |",
              "| --- | ---: | ---: | ---: | ---: |"]
     for row in rows:
-        table.append(f"| {row.name} | {row.bytes} | {row.largest:.4g} | {row.smallest_normal:.3g} | {row.eps:.3g} |")
+        table.append(f"| {row.name} | {row.bytes} | {row.largest:.6g} | {row.smallest_normal:.3g} | {row.eps:.3g} |")
     text("\n".join(table))
     plot(bit_layout_figure(list(COMPARED_DTYPES)))  # @stepover
     text("float16 tops out at 65504; bfloat16 reaches float32's 3.4e38 but its step after "
@@ -272,8 +274,9 @@ def fp8_format():
 
 def precision_takeaways():
     text("## What this means for training")
-    text("- float32 works, but takes a lot of memory.")
-    text("- fp8, float16 and even bfloat16 are risky: training can become unstable.")
+    text("- Training entirely in float32 is safe but memory-hungry.")
+    text("- Training entirely in fp8 or float16, or even bfloat16, saves memory but can "
+         "make the run unstable.")
     text("- The fix, at the end of this lecture: mixed precision.")
 
 
@@ -288,18 +291,21 @@ def tensors_on_gpus():
     x_device = x.device  # @inspect x_device
     text("To use a GPU's massive parallelism they must be moved into its memory, across "
          "the bus between the two.")
+    text("Copying x to the GPU and creating a second 32x32 float32 matrix there should "
+         "allocate 2 x 32 x 32 x 4 bytes of GPU memory:")
+    expected_memory_used = 2 * get_memory_usage(x)  # @inspect expected_memory_used
     num_gpus = torch.cuda.device_count()  # @inspect num_gpus
     if num_gpus == 0:
-        text("No GPU here: the rest of this section only runs on a machine with one.")
+        text("No GPU here: the measurement below only runs on a machine with one.")
         return
-    gpu_properties = [torch.cuda.get_device_properties(i) for i in range(num_gpus)]  # @inspect gpu_properties
+    gpu_properties = [torch.cuda.get_device_properties(i) for i in range(num_gpus)]  # @inspect gpu_properties @stepover
     memory_allocated = torch.cuda.memory_allocated()  # @inspect memory_allocated
     y = x.to("cuda:0")  # copy to GPU 0
     y_device = y.device  # @inspect y_device
     z = torch.zeros(32, 32, device="cuda:0")  # or create it there directly
     new_memory_allocated = torch.cuda.memory_allocated()  # @inspect new_memory_allocated
     memory_used = new_memory_allocated - memory_allocated  # @inspect memory_used
-    text("Two 32x32 float32 matrices: 2 x 32 x 32 x 4 = 8192 bytes.")
+    assert memory_used == expected_memory_used
     del y, z
 
 
@@ -347,7 +353,15 @@ def tensor_contiguity():
     text("Make it contiguous first; that copies:")
     y = x.transpose(1, 0).contiguous().view(2, 3)  # @inspect y
     copy_shares_storage = same_storage(x, y)  # @inspect copy_shares_storage
-    text("Views are free; copies cost memory and compute.")
+    text("The test behind `is_contiguous`: walking the elements in order must walk the "
+         "storage in order, so each stride is the product of the sizes to its right. "
+         "A 2x3 tensor has strides (3, 1); its transpose, of shape 3x2, has (1, 3) where "
+         "(2, 1) would be needed:")
+    transposed_strides = x.transpose(1, 0).stride()  # @inspect transposed_strides
+    text("`reshape` picks for you: a view when the strides allow one, otherwise a copy:")
+    reshaped = x.transpose(1, 0).reshape(2, 3)  # @inspect reshaped
+    reshape_copied = not same_storage(x, reshaped)  # @inspect reshape_copied
+    text("So: a view costs nothing, while a copy costs extra memory and the time to fill it.")
 
 
 def tensor_elementwise():
@@ -367,7 +381,7 @@ def tensor_elementwise():
 
 def tensor_matmul():
     text("## Matrix multiplication")
-    text("The bread and butter of deep learning:")
+    text("Most of the compute in deep learning goes into multiplying matrices:")
     x = torch.ones(16, 32)
     w = torch.ones(32, 2)
     y = x @ w
@@ -387,7 +401,8 @@ def jaxtyping_basics():
     # batch, sequence, sequence
     z = x @ y.transpose(-2, -1)  # @inspect z
     text("What were -2 and -1 again? einops names the dimensions, after Einstein's "
-         "summation notation.")
+         "summation notation (1916).")
+    link(einstein_notation)
     link(einops_tutorial)
     text("jaxtyping writes the names into the type:")
     link(jaxtyping_docs)
@@ -420,8 +435,9 @@ def einops_reduce():
 
 def einops_rearrange():
     text("## rearrange")
-    text("Sometimes one dimension really holds two (e.g. heads x hidden) and you want to "
-         "work on one of them:")
+    text("A dimension may pack two together, e.g. attention heads times the hidden size "
+         "of each head; rearrange unpacks it so one part can be worked on, then packs it "
+         "again:")
     x: Float[torch.Tensor, "batch seq total_hidden"] = torch.ones(2, 3, 8)
     w: Float[torch.Tensor, "hidden1 hidden2"] = torch.ones(4, 4)
     # split hidden into (heads, hidden1)
@@ -500,12 +516,16 @@ def matmul_timing_and_mfu():
     actual_time = float32_measurement.seconds  # @inspect actual_time
     actual_flop_per_sec = float32_measurement.flop_per_sec  # @inspect actual_flop_per_sec
     text("Every GPU has a datasheet with its peak FLOP/s, and the peak depends heavily on "
-         "the dtype:")
+         "the dtype. Dense peaks, in TFLOP/s, of the two GPUs this course talks about:")
+    link(peak_flop_per_sec)
+    datasheet_tflop_per_sec = {name: {precision: PEAKS[name][precision].dense / 1e12 for precision in ("fp32", "bf16")}  # @inspect datasheet_tflop_per_sec @stepover
+                               for name in ("A100", "H100 SXM")}
+    text("The promise for the device at hand, in float32:")
     promised_flop_per_sec = float32_measurement.promised.flop_per_sec  # @inspect promised_flop_per_sec
     promised_note = float32_measurement.promised.note  # @inspect promised_note
     text("**Model FLOPs utilization** (MFU) = actual FLOP/s / promised FLOP/s, leaving "
-         "communication and overhead aside. MFU of 0.5 or more is quite good (higher when "
-         "matmuls dominate).")
+         "communication and overhead aside. Reaching half the promise (MFU 0.5) is "
+         "already good; workloads made mostly of big matmuls get higher.")
     mfu = float32_measurement.mfu  # @inspect mfu
     text("The same in bfloat16:")
     bf16_measurement = measure_matmul(x.to(torch.bfloat16), w.to(torch.bfloat16))  # @inspect bf16_measurement
@@ -520,6 +540,9 @@ def matmul_timing_and_mfu():
         text("On a CPU there is no vendor peak to compare with, so MFU is left empty rather "
              "than invented. Whether bfloat16 beats float32 here depends on whether the CPU "
              "has bfloat16 matrix instructions: compare the two rates above.")
+    text("Why the dtype matters so much on a GPU: matmuls in bfloat16 (and TF32, fp8) run "
+         "on *tensor cores*, dedicated matrix units that PyTorch uses automatically, while "
+         "plain float32 runs on the ordinary cores at a fraction of the rate.")
     text("Summary: matmuls dominate, 2mnk FLOPs; FLOP/s depend on the hardware (H100 >> "
          "A100) and the dtype (bfloat16 >> float32); MFU = actual / promised.")
 
@@ -638,9 +661,9 @@ def custom_model():
 
 def note_about_randomness():
     text("## Randomness")
-    text("Randomness enters in many places: initialization, dropout, data order. For "
-         "reproducibility, pass a seed to every use of randomness; determinism is "
-         "especially precious when hunting a bug.")
+    text("Initialization, dropout and the order of the data are all random. To be able "
+         "to reproduce a run, give every source of randomness an explicit seed; being "
+         "able to replay a run exactly is what makes a bug findable.")
     text("Three generators to seed, every time:")
     seed = 0  # @inspect seed
     torch.manual_seed(seed)
@@ -683,18 +706,40 @@ def data_loading():
 
 def optimizers():
     text("## Optimizers")
-    text("The lineage, one idea at a time:")
+    text("The lineage, one idea at a time, starting from plain SGD:")
+    link(SGD)
     text("- momentum = SGD + an exponential average of the gradient;")
+    link(Momentum)
     text("- AdaGrad = SGD + dividing by the root of the summed squared gradients;")
     link(adagrad_paper)
+    link(AdaGrad)
     text("- RMSProp = AdaGrad with an exponential average of squared gradients instead of "
          "a sum;")
+    link(RMSProp)
     text("- Adam = RMSProp + momentum;")
     link(adam_paper)
+    link(Adam)
     text("- AdamW = Adam with weight decay applied to the weights directly.")
     link(adamw_paper)
-    link(SGD)
-    link(AdaGrad)
+    link(AdamW)
+    text("The update rules, with $\\theta_t$ the parameters at step $t$, $g_t$ their "
+         "gradient, $\\eta$ the learning rate and $\\epsilon$ a tiny constant that keeps a "
+         "denominator away from zero:")
+    text("- SGD: $\\theta_{t+1} = \\theta_t - \\eta g_t$. No memory of the past.\n"
+         "- Momentum: $v_t = \\beta v_{t-1} + (1 - \\beta) g_t$, then step along $v_t$ "
+         "instead of $g_t$; with $\\beta = 0.9$ each step keeps 90% of the previous "
+         "direction.\n"
+         "- AdaGrad: $G_t = G_{t-1} + g_t^2$ and $\\theta_{t+1} = \\theta_t - \\eta g_t / "
+         "\\sqrt{G_t + \\epsilon}$: each weight gets its own step size. But $G_t$ only grows, "
+         "so late in training the steps shrink towards zero.\n"
+         "- RMSProp: $v_t = \\alpha v_{t-1} + (1 - \\alpha) g_t^2$ (typically "
+         "$\\alpha = 0.99$) replaces the sum, so old gradients are forgotten and the steps "
+         "stop shrinking.\n"
+         "- Adam: both averages, $m_t$ of $g_t$ and $v_t$ of $g_t^2$; since they start at 0 "
+         "they are divided by $1 - \\beta_1^t$ and $1 - \\beta_2^t$ (bias correction), "
+         "then $\\theta_{t+1} = \\theta_t - \\eta \\hat m_t / (\\sqrt{\\hat v_t} + "
+         "\\epsilon)$: the numerator gives the direction, the denominator a per-weight "
+         "step size.")
     text("One AdaGrad step on the two-layer D=4 model:")
     device = get_device()
     model = Cruncher(dim=4, num_layers=2).to(device)
@@ -713,6 +758,22 @@ def optimizers():
          "lr x grad / |grad|: about 0.01 either way.")
     g2_state = optimizer.state[model.final.weight]["g2"]  # @inspect g2_state
     optimizer.zero_grad(set_to_none=True)  # free the gradients' memory (optional)
+
+
+def optimizer_state_by_hand():
+    text("## What \"state\" means")
+    text("AdaGrad's running sum g2 must survive from one step to the next: it lives in the "
+         "optimizer's `state`, one entry per parameter. One weight w = 2.0, lr = 0.1, and two "
+         "gradients, 3 then 4:")
+    w = nn.Parameter(torch.tensor([2.0]))
+    optimizer = AdaGrad([w], lr=0.1)
+    for grad in (3.0, 4.0):  # @inspect grad
+        w.grad = torch.tensor([grad])
+        optimizer.step()
+        g2 = optimizer.state[w]["g2"].item()  # @inspect g2
+        weight = w.item()  # @inspect weight
+    text("First step: g2 = 0 + 3² = 9 and w = 2.0 - 0.1 x 3 / √9 = 1.9. Second step: "
+         "g2 = 9 + 4² = 25 (the 9 was remembered) and w = 1.9 - 0.1 x 4 / √25 = 1.82.")
 
 
 def optimizer_state_table():
@@ -749,6 +810,11 @@ def memory_and_compute_per_step():
     num_parameters = (D * D * num_layers) + D  # @inspect num_parameters
     assert num_parameters == get_num_parameters(Cruncher(dim=D, num_layers=num_layers))
     num_activations = B * D * num_layers  # @inspect num_activations
+    text("Activations (B x D per layer) are kept because the backward pass needs them: "
+         "the gradient of a layer's weights is (its input)ᵀ @ (the gradient of its "
+         "output), so each layer's input must still be in memory. *Activation "
+         "checkpointing* keeps only some of them and recomputes the others during the "
+         "backward pass, trading compute for memory.")
     num_gradients = num_parameters  # @inspect num_gradients
     # AdaGrad: one sum per parameter
     num_optimizer_states = num_parameters  # @inspect num_optimizer_states
@@ -756,6 +822,8 @@ def memory_and_compute_per_step():
     link(training_step_memory)
     total_memory = 4 * (num_parameters + num_activations + num_gradients + num_optimizer_states)  # @inspect total_memory
     assert total_memory == training_step_memory(num_parameters, num_activations, num_gradients, num_optimizer_states)
+    text("With Adam instead, two averages per parameter:")
+    adam_total_memory = training_step_memory(num_parameters, num_activations, num_gradients, 2 * num_parameters)  # @inspect adam_total_memory
     text("Compute for one step, by the 6x rule:")
     link(forward_backward_flops)
     flops = forward_backward_flops(B, num_parameters)  # @inspect flops
@@ -789,6 +857,17 @@ def train_loop():
          "loss drops by three orders of magnitude within about 40 steps and keeps falling; "
          "with lr=0.01 it is still noisy and in the tens after 100 steps. Tuning "
          "hyperparameters is worth it.")
+    text("`num_layers` is honoured as well. With two hidden 16x16 layers the model "
+         "multiplies three matrices, the gradients grow with their product, and even "
+         "lr=0.01 now diverges:")
+    deep_losses = train(get_regression_batch, dim=D, num_layers=2, batch_size=4,  # @inspect deep_losses
+                        num_train_steps=num_train_steps, lr=0.01)
+    deep_diverged_at_step = next((step for step, loss in enumerate(deep_losses, 1) if not math.isfinite(loss)), None)  # @inspect deep_diverged_at_step
+    deep_slow_losses = train(get_regression_batch, dim=D, num_layers=2, batch_size=4,  # @inspect deep_slow_losses
+                             num_train_steps=num_train_steps, lr=0.001)
+    deep_slow_final_loss = sum(deep_slow_losses[-10:]) / 10  # @inspect deep_slow_final_loss
+    text("Ten times smaller, lr=0.001 trains it fine: the right learning rate depends on "
+         "the architecture.")
 
 
 def checkpointing():
@@ -846,9 +925,15 @@ def mixed_precision_training():
     text("The training loop does this when asked:")
     mixed_precision_losses = train(regression_task(16), dim=16, num_layers=0,  # @inspect mixed_precision_losses
                                    batch_size=4, num_train_steps=10, lr=0.1, mixed_precision=True)
+    text("Rule of thumb: whatever accumulates over many steps (the weights, optimizer "
+         "averages, sums inside a matmul) wants float32; what is used once and thrown "
+         "away (a forward pass's activations) tolerates bfloat16.")
     text("NVIDIA's Transformer Engine runs linear layers in FP8, and FP8-LM trains in FP8 "
          "throughout.")
+    link(nvidia_fp8_primer)
     link(fp8_lm)
+    text("Inference is more forgiving still: once training is done, weights can be "
+         "*quantized* to 8 bits or fewer, making the model smaller and faster.")
 
 
 # ---------------------------------------------------------------------------------------
@@ -870,9 +955,10 @@ def exercise_napkin_math_rtx4080():
 def exercise_matmul_mfu():
     text("## Exercise: MFU on the machine at hand")
     text("Time the lecture's matmul in float32 and bfloat16 and compute MFU. On a GPU the "
-         "sizes are B=16384, D=32768, K=8192 (3 GiB of float32 matrices).")
+         "sizes are B=16384, D=32768, K=8192: x, w and the output take about 4 GB in "
+         "float32.")
     B, D, K = matmul_sizes()  # @inspect B D K
-    matrices_gib = (B * D + D * K) * 4 / 2**30  # @inspect matrices_gib
+    matrices_gb = (B * D + D * K + B * K) * 4 / 1e9  # @inspect matrices_gb
     device = get_device()  # @inspect device
     x = torch.randn(B, D, device=device)
     w = torch.randn(D, K, device=device)
@@ -978,6 +1064,8 @@ fp8_formats_paper = Reference(title="FP8 Formats for Deep Learning", url="https:
                               authors=("Paulius Micikevicius", "et al."), date="2022")
 stride_docs = Reference(title="torch.Tensor.stride", url="https://pytorch.org/docs/stable/generated/torch.Tensor.stride.html",
                         organization="PyTorch")
+einstein_notation = Reference(title="Einstein notation", url="https://en.wikipedia.org/wiki/Einstein_notation",
+                              organization="Wikipedia")
 einops_tutorial = Reference(title="Einops tutorial, part 1: basics", url="https://einops.rocks/1-einops-basics/",
                             authors=("Alex Rogozhnikov",))
 jaxtyping_docs = Reference(title="jaxtyping", url="https://docs.kidger.site/jaxtyping/", authors=("Patrick Kidger",))

@@ -110,6 +110,8 @@ def test_external_references_have_titles(traced):
     titles = {link["title"] for link in links}
     assert "Neural Machine Translation of Rare Words with Subword Units" in titles
     assert "Attention Is All You Need" in titles
+    assert "Making Deep Learning Go Brrrr From First Principles" in titles
+    assert any("stephenroller" in link["url"] for link in links)
 
 
 def test_section_traces_alone(tmp_path):
@@ -255,6 +257,9 @@ def test_lecture_02_tensor_mechanics(lecture_02):
     assert last(lecture_02, "is_contiguous") is False
     assert "view size is not compatible" in last(lecture_02, "view_error")
     assert last(lecture_02, "copy_shares_storage") is False
+    assert last(lecture_02, "transposed_strides") == (1, 3)
+    assert last(lecture_02, "reshape_copied") is True
+    assert last(lecture_02, "expected_memory_used") == 2 * 32 * 32 * 4
     assert tensor_data(last(lecture_02, "upper")) == [[1, 1, 1], [0, 1, 1], [0, 0, 1]]
     assert last(lecture_02, "batched_shape") == (4, 8, 16, 2)
     assert last(lecture_02, "final_shape") == (2, 3, 8)
@@ -269,6 +274,8 @@ def test_lecture_02_flops(lecture_02):
     assert last(lecture_02, "backward_to_forward") == 2.0
     assert last(lecture_02, "eight_h100_two_weeks") == pytest.approx(9.58e21, rel=1e-3)
     assert last(lecture_02, "actual_flop_per_sec") > 0
+    assert last(lecture_02, "datasheet_tflop_per_sec") == {
+        "A100": {"fp32": 19.5, "bf16": 312.0}, "H100 SXM": {"fp32": 67.0, "bf16": 989.5}}
 
 
 def test_lecture_02_mfu_is_absent_rather_than_invented_on_cpu(lecture_02):
@@ -293,7 +300,15 @@ def test_lecture_02_optimizers_and_step_accounting(lecture_02):
     assert last(lecture_02, "state_values_per_parameter") == {
         "SGD": 0, "Momentum": 1, "AdaGrad": 1, "RMSProp": 1, "Adam": 2, "AdamW": 2}
     assert last(lecture_02, "total_memory") == 496
+    assert last(lecture_02, "adam_total_memory") == 4 * (36 + 16 + 36 + 2 * 36)
     assert last(lecture_02, "flops") == 432
+
+
+def test_lecture_02_adagrad_state_by_hand(lecture_02):
+    # w = 2.0, lr = 0.1, gradients 3 then 4: the state g2 remembers 9, then 25.
+    assert lecture_02.values_of("grad") == [3.0, 4.0]
+    assert lecture_02.values_of("g2") == [9.0, 25.0]
+    assert lecture_02.values_of("weight") == pytest.approx([1.9, 1.82], abs=1e-6)
 
 
 def test_lecture_02_training_checkpoint_and_mixed_precision(lecture_02):
@@ -301,12 +316,25 @@ def test_lecture_02_training_checkpoint_and_mixed_precision(lecture_02):
     assert len(slow) == len(fast) == 100
     assert slow[0] == fast[0]  # the same data and initialization; only lr differs
     assert last(lecture_02, "fast_final_loss") < last(lecture_02, "slow_final_loss") / 10
+    # num_layers is honoured: a 2-layer model starts elsewhere, diverges at lr=0.01, trains at 0.001
+    deep = last(lecture_02, "deep_losses")
+    assert deep[0] != slow[0]
+    assert last(lecture_02, "deep_diverged_at_step") is not None
+    assert last(lecture_02, "deep_slow_final_loss") < 1e-2
     assert last(lecture_02, "resumed_iteration") == 5
     assert last(lecture_02, "resumed_exactly") is True
     assert last(lecture_02, "resumed_losses") == last(lecture_02, "uninterrupted_losses")
     assert last(lecture_02, "output_dtype") == "torch.bfloat16"
     assert last(lecture_02, "parameter_dtype") == "torch.float32"
     assert tensor_data(last(lecture_02, "inputs"))[0][1:] == tensor_data(last(lecture_02, "targets"))[0][:-1]
+
+
+def test_lecture_02_exercise_matmul_sizes(lecture_02):
+    B, D, K = last(lecture_02, "B"), last(lecture_02, "D"), last(lecture_02, "K")
+    assert last(lecture_02, "matrices_gb") == pytest.approx((B * D + D * K + B * K) * 4 / 1e9)
+    results = last(lecture_02, "results")
+    assert set(results) == {"torch.float32", "torch.bfloat16"}
+    assert all(result["TFLOP/s"] > 0 for result in results.values())
 
 
 def test_lecture_02_exercise_napkin_math(lecture_02):
