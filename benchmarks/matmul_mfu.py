@@ -30,6 +30,7 @@ def main() -> None:
     batch, dim, outputs = GPU_SIZES if device.type == "cuda" else CPU_SIZES
     name = torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu"
     print(f"device: {name} ({device}), torch {torch.__version__}, "
+          f"{torch.get_num_threads()} CPU threads, "
           f"float32 matmul precision: {torch.get_float32_matmul_precision()}")
     print(f"matmul ({batch} x {dim}) @ ({dim} x {outputs}), median of {args.trials} trials "
           f"after {args.warmup} warm-up runs")
@@ -42,10 +43,11 @@ def main() -> None:
         result = measure_matmul(x.to(dtype), w.to(dtype), args.warmup, args.trials)
         seconds[dtype] = result.seconds
         promised = result.promised.flop_per_sec
-        promised_text = "absent" if promised is None else f"{promised / 1e12:.1f} TFLOP/s"
+        promised_text = "absent" if promised is None else f"{promised:.3e} FLOP/s"
         mfu_text = "absent" if result.mfu is None else f"{result.mfu:.3f}"
+        # FLOP/s in scientific notation: a CPU's 1e10 and an H200's 7e14 both stay readable.
         print(f"{str(dtype).removeprefix('torch.'):>9}: {result.seconds * 1e3:10.3f} ms  "
-              f"{result.flops:.3e} FLOPs  {result.flop_per_sec / 1e12:9.2f} TFLOP/s  "
+              f"{result.flops:.3e} FLOPs  {result.flop_per_sec:.3e} FLOP/s  "
               f"promised {promised_text}  MFU {mfu_text}  ({result.promised.note})")
     speedup = seconds[torch.float32] / seconds[torch.bfloat16]
     print(f"bfloat16 speed / float32 speed: {speedup:.2f}x")

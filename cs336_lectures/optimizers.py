@@ -14,6 +14,9 @@ gradient and two averages. SGD, RMSProp, Adam and AdamW take torch.optim's argum
 defaults and follow the same arithmetic, so they trace the same trajectories as
 torch.optim.SGD, RMSprop, Adam and AdamW. The step counter Adam needs for bias correction is
 one integer per parameter tensor, not per value, and is not counted as state.
+
+All six share one `step` (ParameterOptimizer): it visits every parameter that has a gradient
+and hands it to the optimizer's `update`, which is the update rule and nothing else.
 """
 
 from __future__ import annotations
@@ -22,9 +25,35 @@ import math
 from collections.abc import Callable, Iterable
 
 import torch
+from jaxtyping import Float
+
+Weights = Float[torch.Tensor, "..."]  # a parameter, its gradient or its state: one shape
 
 
-class SGD(torch.optim.Optimizer):
+class ParameterOptimizer(torch.optim.Optimizer):
+    """torch.optim.Optimizer whose step applies `update` to each parameter with a gradient.
+
+    Parameters without a gradient (unused this step) are skipped: not moved, no state made.
+    """
+
+    @torch.no_grad()
+    def step(self, closure: Callable[[], float] | None = None) -> float | None:
+        loss = None
+        if closure is not None:
+            # torch.optim's protocol: step(closure) re-evaluates the loss with gradients on.
+            with torch.enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    self.update(p, p.grad, group)
+        return loss
+
+    def update(self, p: Weights, grad: Weights, group: dict) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must define its update rule")
+
+
+class SGD(ParameterOptimizer):
     """p -= lr * (g + weight_decay * p). State: none (0 values per parameter).
 
     Same names and defaults as torch.optim.SGD without momentum: SGD(model.parameters(), lr=0.1).
@@ -37,21 +66,13 @@ class SGD(torch.optim.Optimizer):
             raise ValueError(f"lr and weight_decay must be >= 0, got {lr} and {weight_decay}")
         super().__init__(params, dict(lr=lr, weight_decay=weight_decay))
 
-    @torch.no_grad()
-    def step(self, closure: Callable[[], float] | None = None) -> float | None:
-        loss = _evaluate(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                grad = p.grad
-                if group["weight_decay"] != 0:
-                    grad = grad.add(p, alpha=group["weight_decay"])
-                p.add_(grad, alpha=-group["lr"])
-        return loss
+    def update(self, p: Weights, grad: Weights, group: dict) -> None:
+        if group["weight_decay"] != 0:
+            grad = grad.add(p, alpha=group["weight_decay"])
+        p.add_(grad, alpha=-group["lr"])
 
 
-class Momentum(torch.optim.Optimizer):
+class Momentum(ParameterOptimizer):
     """v = beta * v + (1 - beta) * g;  p -= lr * v. State: v (1 value per parameter).
 
     v is the exponential moving average of the gradient, starting at 0. torch.optim.SGD's
@@ -66,24 +87,16 @@ class Momentum(torch.optim.Optimizer):
             raise ValueError(f"need lr >= 0 and 0 <= beta < 1, got {lr} and {beta}")
         super().__init__(params, dict(lr=lr, beta=beta))
 
-    @torch.no_grad()
-    def step(self, closure: Callable[[], float] | None = None) -> float | None:
-        loss = _evaluate(closure)
-        for group in self.param_groups:
-            beta = group["beta"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if "velocity" not in state:
-                    state["velocity"] = torch.zeros_like(p)
-                velocity = state["velocity"]
-                velocity.mul_(beta).add_(p.grad, alpha=1 - beta)
-                p.add_(velocity, alpha=-group["lr"])
-        return loss
+    def update(self, p: Weights, grad: Weights, group: dict) -> None:
+        state = self.state[p]
+        if "velocity" not in state:
+            state["velocity"] = torch.zeros_like(p)
+        velocity = state["velocity"]
+        velocity.mul_(group["beta"]).add_(grad, alpha=1 - group["beta"])
+        p.add_(velocity, alpha=-group["lr"])
 
 
-class AdaGrad(torch.optim.Optimizer):
+class AdaGrad(ParameterOptimizer):
     """g2 += g^2;  p -= lr * g / sqrt(g2 + eps). State: g2 (1 value per parameter).
 
     As in the lecture, eps sits inside the square root (default 1e-5). torch.optim.Adagrad puts
@@ -98,23 +111,16 @@ class AdaGrad(torch.optim.Optimizer):
             raise ValueError(f"need lr >= 0 and eps > 0, got {lr} and {eps}")
         super().__init__(params, dict(lr=lr, eps=eps))
 
-    @torch.no_grad()
-    def step(self, closure: Callable[[], float] | None = None) -> float | None:
-        loss = _evaluate(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if "g2" not in state:
-                    state["g2"] = torch.zeros_like(p)
-                g2 = state["g2"]
-                g2.addcmul_(p.grad, p.grad)
-                p.addcdiv_(p.grad, (g2 + group["eps"]).sqrt(), value=-group["lr"])
-        return loss
+    def update(self, p: Weights, grad: Weights, group: dict) -> None:
+        state = self.state[p]
+        if "g2" not in state:
+            state["g2"] = torch.zeros_like(p)
+        g2 = state["g2"]
+        g2.addcmul_(grad, grad)
+        p.addcdiv_(grad, (g2 + group["eps"]).sqrt(), value=-group["lr"])
 
 
-class RMSProp(torch.optim.Optimizer):
+class RMSProp(ParameterOptimizer):
     """v = alpha * v + (1 - alpha) * g^2;  p -= lr * g / (sqrt(v) + eps). State: v (1 value).
 
     g includes the L2 term weight_decay * p. Names, defaults and arithmetic of
@@ -130,27 +136,18 @@ class RMSProp(torch.optim.Optimizer):
                              f"weight_decay={weight_decay}")
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay))
 
-    @torch.no_grad()
-    def step(self, closure: Callable[[], float] | None = None) -> float | None:
-        loss = _evaluate(closure)
-        for group in self.param_groups:
-            alpha = group["alpha"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                grad = p.grad
-                if group["weight_decay"] != 0:
-                    grad = grad.add(p, alpha=group["weight_decay"])
-                state = self.state[p]
-                if "square_avg" not in state:
-                    state["square_avg"] = torch.zeros_like(p)
-                square_avg = state["square_avg"]
-                square_avg.mul_(alpha).addcmul_(grad, grad, value=1 - alpha)
-                p.addcdiv_(grad, square_avg.sqrt().add_(group["eps"]), value=-group["lr"])
-        return loss
+    def update(self, p: Weights, grad: Weights, group: dict) -> None:
+        if group["weight_decay"] != 0:
+            grad = grad.add(p, alpha=group["weight_decay"])
+        state = self.state[p]
+        if "square_avg" not in state:
+            state["square_avg"] = torch.zeros_like(p)
+        square_avg = state["square_avg"]
+        square_avg.mul_(group["alpha"]).addcmul_(grad, grad, value=1 - group["alpha"])
+        p.addcdiv_(grad, square_avg.sqrt().add_(group["eps"]), value=-group["lr"])
 
 
-class Adam(torch.optim.Optimizer):
+class Adam(ParameterOptimizer):
     """Momentum and RMSProp together, with bias correction. State: m, v (2 values per parameter).
 
         m = beta1 * m + (1 - beta1) * g          v = beta2 * v + (1 - beta2) * g^2
@@ -167,39 +164,32 @@ class Adam(torch.optim.Optimizer):
     def __init__(self, params: Iterable, lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0):
-        if lr < 0 or eps <= 0 or weight_decay < 0 or not all(0 <= b < 1 for b in betas):
+        if (lr < 0 or eps <= 0 or weight_decay < 0 or len(betas) != 2
+                or not all(0 <= b < 1 for b in betas)):
             raise ValueError(f"bad {type(self).__name__} settings: lr={lr}, betas={betas}, "
                              f"eps={eps}, weight_decay={weight_decay}")
         super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
                                       weight_decay=weight_decay))
 
-    @torch.no_grad()
-    def step(self, closure: Callable[[], float] | None = None) -> float | None:
-        loss = _evaluate(closure)
-        for group in self.param_groups:
-            lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
-            weight_decay = group["weight_decay"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                grad = p.grad
-                if weight_decay != 0:
-                    if self.decoupled_weight_decay:
-                        p.mul_(1 - lr * weight_decay)
-                    else:
-                        grad = grad.add(p, alpha=weight_decay)
-                state = self.state[p]
-                if "m" not in state:
-                    state["step"] = 0
-                    state["m"] = torch.zeros_like(p)
-                    state["v"] = torch.zeros_like(p)
-                state["step"] += 1
-                m, v, t = state["m"], state["v"], state["step"]
-                m.lerp_(grad, 1 - beta1)
-                v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
-                denominator = (v.sqrt() / math.sqrt(1 - beta2**t)).add_(eps)
-                p.addcdiv_(m, denominator, value=-lr / (1 - beta1**t))
-        return loss
+    def update(self, p: Weights, grad: Weights, group: dict) -> None:
+        lr, (beta1, beta2), eps = group["lr"], group["betas"], group["eps"]
+        weight_decay = group["weight_decay"]
+        if weight_decay != 0:
+            if self.decoupled_weight_decay:
+                p.mul_(1 - lr * weight_decay)
+            else:
+                grad = grad.add(p, alpha=weight_decay)
+        state = self.state[p]
+        if "m" not in state:
+            state["step"] = 0
+            state["m"] = torch.zeros_like(p)
+            state["v"] = torch.zeros_like(p)
+        state["step"] += 1
+        m, v, t = state["m"], state["v"], state["step"]
+        m.lerp_(grad, 1 - beta1)
+        v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+        denominator = (v.sqrt() / math.sqrt(1 - beta2**t)).add_(eps)
+        p.addcdiv_(m, denominator, value=-lr / (1 - beta1**t))
 
 
 class AdamW(Adam):
@@ -221,11 +211,3 @@ def get_num_state_values(optimizer: torch.optim.Optimizer) -> int:
     """Values held in the optimizer's state tensors: 2 x parameters for Adam after one step."""
     return sum(value.numel() for state in optimizer.state.values()
                for value in state.values() if isinstance(value, torch.Tensor))
-
-
-def _evaluate(closure: Callable[[], float] | None) -> float | None:
-    # torch.optim's protocol: step(closure) re-evaluates the loss with gradients enabled.
-    if closure is None:
-        return None
-    with torch.enable_grad():
-        return closure()

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import os
 import random
-import tempfile
 from collections.abc import Callable
-from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
@@ -26,6 +24,7 @@ from jaxtyping import Float
 from torch import nn
 
 from cs336_lectures.accounting import get_device
+from cs336_lectures.data import write_atomically
 from cs336_lectures.models import Cruncher
 from cs336_lectures.optimizers import SGD
 
@@ -42,7 +41,7 @@ def set_seed(seed: int) -> None:
 
 
 def regression_task(dim: int, device: torch.device | str = "cpu") -> Callable[[int], Batch]:
-    """A get_batch(batch_size) -> (x, y) with x ~ N(0, 1) (batch_size, dim), y = x @ (0, ..., dim-1).
+    """A get_batch(batch_size) -> (x, y): x ~ N(0, 1) (batch_size, dim), y = x @ (0, ..., dim-1).
 
     Draws from torch's global generator, so set_seed (and a checkpoint) governs the data too.
     """
@@ -134,18 +133,10 @@ def save_checkpoint(model: nn.Module, optimizer: torch.optim.Optimizer, iteratio
         "iteration": iteration,
         "rng": _rng_states(),
     }
-    if not isinstance(out, (str, os.PathLike)):
+    if isinstance(out, (str, os.PathLike)):
+        write_atomically(out, lambda file: torch.save(checkpoint, file))
+    else:
         torch.save(checkpoint, out)
-        return
-    path = Path(out)
-    fd, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as file:
-            torch.save(checkpoint, file)
-        os.replace(temp_name, path)
-    except BaseException:
-        os.unlink(temp_name)
-        raise
 
 
 def load_checkpoint(src: str | os.PathLike | BinaryIO, model: nn.Module,

@@ -5,6 +5,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from cs336_lectures.accounting import (
+    COMPARED_DTYPES,
     PEAKS,
     SPARSITY_FACTOR,
     backward_flops,
@@ -29,6 +30,7 @@ from cs336_lectures.accounting import (
     training_flops,
     training_step_memory,
 )
+from cs336_lectures.accounting import timing
 from cs336_lectures.models import Cruncher, get_num_parameters
 from cs336_lectures.optimizers import AdaGrad, AdamW, get_num_state_values
 
@@ -53,6 +55,49 @@ def test_views_share_storage_and_copies_do_not():
     assert y[0][0] == 100
     assert not same_storage(x, x.transpose(1, 0).contiguous().view(2, 3))
     assert not same_storage(x, x.clone())
+
+
+def test_same_storage_on_more_views_and_copies():
+    x = torch.arange(24.0).reshape(2, 3, 4)
+    views = (x[1], x[:, 1:], x[..., ::2], x.permute(2, 0, 1), x.flatten(), x.unsqueeze(0),
+             x.narrow(2, 1, 2), x.diagonal(), x.expand(5, 2, 3, 4), x[1:1])
+    for view in views:
+        assert same_storage(x, view) and same_storage(view, x)
+    assert same_storage(x[0], x[1])  # disjoint slices, one storage
+    for copy in (x.clone(), x.permute(2, 0, 1).contiguous(), x + 0, torch.zeros_like(x),
+                 x.to(torch.float64), x.reshape(2, 12).T.reshape(24)):
+        assert not same_storage(x, copy)
+
+
+def test_same_storage_tells_apart_tensors_without_an_address():
+    # Empty and meta tensors all report data_ptr() == 0; they are still separate storages.
+    empty = torch.empty(0)
+    assert same_storage(empty, empty.view(0, 3))
+    assert not same_storage(empty, torch.empty(0))
+    meta = torch.empty(4, 8, device="meta")
+    assert same_storage(meta, meta[1:])
+    assert not same_storage(meta, torch.empty(4, 8, device="meta"))
+    assert not same_storage(torch.zeros(3), torch.zeros(3, device="meta"))
+
+
+def test_memory_usage_of_other_dtypes_and_views():
+    for dtype, size in ((torch.float64, 8), (torch.int8, 1), (torch.float8_e5m2, 1),
+                        (torch.int64, 8), (torch.bool, 1)):
+        assert get_memory_usage(torch.zeros(3, 5, dtype=dtype)) == 15 * size
+    x = torch.zeros(10, 10)
+    assert get_memory_usage(x[:2]) == 80  # a view's own values, not the whole storage
+    assert get_memory_usage(torch.zeros(0)) == 0
+
+
+def test_dtype_table_is_torch_finfo_for_all_five_formats():
+    for row, dtype in zip(dtype_table(), COMPARED_DTYPES, strict=True):
+        info = torch.finfo(dtype)
+        assert row.name == str(dtype).removeprefix("torch.")
+        assert (row.bytes, row.largest, row.smallest_normal, row.eps) == (
+            info.bits // 8, info.max, info.smallest_normal, info.eps)
+    rows = {row.name: row for row in dtype_table()}
+    assert rows["float8_e4m3fn"].smallest_normal == 2.0**-6 and rows["float8_e4m3fn"].eps == 0.125
+    assert rows["float8_e5m2"].smallest_normal == 2.0**-14 and rows["float8_e5m2"].eps == 0.25
 
 
 def test_dtype_table_matches_finfo_and_the_lecture():
@@ -113,6 +158,13 @@ def test_gradient_of_the_worked_example():
     assert torch.equal(w.grad, torch.tensor([1.0, 2, 3]))
 
 
+def test_flop_counts_on_other_sizes():
+    assert matmul_flops(3, 5, 7) == 210
+    assert (forward_flops(10, 100), backward_flops(10, 100)) == (2000, 4000)
+    assert forward_backward_flops(10, 100) == 6000
+    assert training_flops(2.5e9, 125e6) == pytest.approx(1.875e18)
+
+
 def test_training_flops_of_70b_on_15t_tokens():
     assert training_flops(15e12, 70e9) == pytest.approx(6.3e24)
 
@@ -131,6 +183,9 @@ def test_training_flops_of_70b_on_15t_tokens():
     ("NVIDIA GeForce RTX 4080", "RTX 4080"),
     ("nvidia geforce rtx 4080", "RTX 4080"),
     ("NVIDIA GeForce RTX 4080 SUPER", None),
+    ("NVIDIA GeForce RTX 4080 Laptop GPU", None),
+    ("NVIDIA GeForce RTX 4090", None),
+    ("NVIDIA H800", None),
     ("NVIDIA GH200 480GB", None),
     ("Tesla T4", None),
 ])
@@ -150,6 +205,31 @@ def test_sparse_figures_are_halved_for_dense_matmuls():
     for precisions in PEAKS.values():
         for peak in precisions.values():
             assert peak.dense == (peak.quoted / 2 if peak.with_sparsity else peak.quoted)
+
+
+@pytest.mark.parametrize("name, dtype, dense_tflops", [
+    # NVIDIA's datasheets, dense (sparse figures halved): A100 bf16 312 and fp32 19.5;
+    # H100 SXM bf16 989.5 of 1979 sparse; H100 PCIe 756.5 of 1513; H200 as H100 SXM;
+    # RTX 4080 bf16 with fp32 accumulation 97.5 (Ada whitepaper).
+    ("NVIDIA A100-SXM4-40GB", torch.float16, 312),
+    ("NVIDIA H100 80GB HBM3", torch.float16, 989.5),
+    ("NVIDIA H100 80GB HBM3", torch.float8_e5m2, 1979),
+    ("NVIDIA H100 PCIe", torch.bfloat16, 756.5),
+    ("NVIDIA H100 PCIe", torch.float32, 51),
+    ("NVIDIA H100 NVL", torch.bfloat16, 835.5),
+    ("NVIDIA H200", torch.bfloat16, 989.5),
+    ("NVIDIA H200", torch.float8_e4m3fn, 1979),
+    ("NVIDIA H200 NVL", torch.bfloat16, 835.5),
+    ("NVIDIA GeForce RTX 4080", torch.float32, 48.7),
+    ("NVIDIA GeForce RTX 4080", torch.float8_e4m3fn, 194.9),
+])
+def test_dense_peaks_are_the_datasheet_figures(name, dtype, dense_tflops):
+    previous = torch.get_float32_matmul_precision()
+    try:
+        torch.set_float32_matmul_precision("highest")
+        assert peak_flop_per_sec(name, dtype).flop_per_sec == pytest.approx(dense_tflops * 1e12)
+    finally:
+        torch.set_float32_matmul_precision(previous)
 
 
 def test_float32_peak_depends_on_tf32_setting():
@@ -194,6 +274,49 @@ def test_time_matmul_and_measure_on_cpu():
         time_matmul(a, b, num_trials=0)
 
 
+def test_time_matmul_warms_up_then_reports_the_median_of_synchronised_trials(monkeypatch):
+    events = []
+
+    class Counted(torch.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            if func.__name__ in ("__matmul__", "matmul"):
+                events.append("matmul")
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    clock = iter([0.0, 5.0, 10.0, 11.0, 20.0, 29.0, 30.0, 32.0])  # trials of 5, 1, 9, 2 s
+
+    def fake_clock():
+        events.append("clock")
+        return next(clock)
+
+    monkeypatch.setattr(timing.time, "perf_counter", fake_clock)
+    monkeypatch.setattr(timing, "_synchronize", lambda device: events.append("sync"))
+    a = torch.ones(4, 3).as_subclass(Counted)
+    b = torch.ones(3, 2).as_subclass(Counted)
+    assert time_matmul(a, b, num_warmup=3, num_trials=4) == 3.5  # median of 1, 2, 5, 9
+    # Every timed matmul is waited for before the clock stops (a CUDA matmul only queues).
+    assert events == ["matmul"] * 3 + ["sync"] + ["clock", "matmul", "sync", "clock"] * 4
+
+
+def test_cuda_timing_waits_for_the_device(monkeypatch):
+    synced = []
+    monkeypatch.setattr(torch.cuda, "synchronize", synced.append)
+    timing._synchronize(torch.device("cuda:1"))
+    timing._synchronize(torch.device("cpu"))
+    assert synced == [torch.device("cuda:1")]
+
+
+def test_time_matmul_refuses_what_cannot_be_multiplied():
+    for a, b in ((torch.ones(3), torch.ones(4)), (torch.ones(2, 3), torch.ones(4)),
+                 (torch.tensor(1.0), torch.ones(2)), (torch.ones(2, 3), torch.ones(2, 3))):
+        with pytest.raises(ValueError, match="cannot multiply"):
+            time_matmul(a, b)
+    assert time_matmul(torch.ones(2, 3), torch.ones(3), num_warmup=0, num_trials=1) >= 0
+    with pytest.raises(ValueError, match="on meta"):
+        time_matmul(torch.ones(2, 2), torch.ones(2, 2, device="meta"))
+
+
 # --- napkin math --------------------------------------------------------------------------
 
 def test_70b_on_15t_tokens_on_1024_h100s_takes_about_144_days():
@@ -211,6 +334,16 @@ def test_125m_on_2_5b_tokens_on_4_rtx_4080s_takes_about_12000_seconds():
     seconds = seconds_to_train(125e6, 2.5e9, 4, rtx_4080, mfu=0.4)
     assert seconds == pytest.approx(12_000, rel=0.01)
     assert seconds / 3600 == pytest.approx(3.3, abs=0.05)
+
+
+def test_napkin_math_on_other_numbers():
+    # 1B parameters on 20B tokens, 8 A100s at MFU 0.5: 1.2e20 / (8 * 312e12 * 0.5) seconds.
+    assert seconds_to_train(1e9, 20e9, 8, 312e12, mfu=0.5) == pytest.approx(96_153.85)
+    assert days_to_train(7e9, 2e12, 256, 989.5e12, mfu=0.4) == pytest.approx(9.595, abs=1e-3)
+    assert largest_model(24e9, bytes_per_parameter(2)) == pytest.approx(1.5e9)
+    assert bytes_per_parameter(0, bytes_per_value=2) == 4  # SGD in bfloat16
+    assert largest_model(80e9, bytes_per_parameter(1, bytes_per_value=2)) == pytest.approx(80e9 / 6)
+    assert training_step_memory(100, 20, 100, 200, bytes_per_value=2) == 840
 
 
 def test_napkin_rejects_nonsense():

@@ -1,12 +1,14 @@
 """Token files on disk and the properties of get_batch."""
 
+import os
 import random
+import sys
 
 import numpy as np
 import pytest
 import torch
 
-from cs336_lectures.data import get_batch, load_tokens, save_tokens
+from cs336_lectures.data import get_batch, load_tokens, save_tokens, write_atomically
 
 
 def test_tokens_round_trip_as_raw_binary_through_memmap(tmp_path):
@@ -116,3 +118,62 @@ def test_batches_land_on_the_gpu():
     torch.cuda.synchronize()
     assert inputs.is_cuda and targets.is_cuda
     assert torch.equal(targets.cpu(), inputs.cpu() + 1)
+
+
+def test_starts_pass_a_chi_square_test_and_reach_the_last_valid_start():
+    context_length, num_starts, draws = 5, 37, 37_000
+    data = np.arange(context_length + num_starts, dtype=np.uint16)
+    generator = torch.Generator().manual_seed(123)
+    inputs, _ = get_batch(data, draws, context_length, "cpu", generator=generator)
+    counts = torch.bincount(inputs[:, 0], minlength=num_starts).double()
+    assert len(counts) == num_starts and counts[-1] > 0  # the last valid start, none beyond
+    expected = draws / num_starts
+    chi_square = ((counts - expected) ** 2 / expected).sum().item()
+    assert chi_square < 67.98  # the 0.999 quantile for 36 degrees of freedom
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.uint16, np.uint32, np.int64])
+def test_every_integer_dtype_comes_back_as_int64(dtype):
+    inputs, targets = get_batch(np.arange(50).astype(dtype), 3, 7, torch.device("cpu"))
+    assert inputs.dtype == targets.dtype == torch.int64
+    assert torch.equal(targets, inputs + 1)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads peak memory from getrusage (KiB)")
+def test_a_memmap_larger_than_wanted_in_memory_is_not_read_whole(tmp_path):
+    resource = pytest.importorskip("resource")
+    path = tmp_path / "big.bin"
+    with open(path, "wb") as file:
+        file.truncate(1 << 30)  # 1 GiB of zero tokens, sparse: no disk used
+    data = load_tokens(path, dtype=np.uint16)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    inputs, targets = get_batch(data, 64, 256, "cpu", generator=torch.Generator().manual_seed(0))
+    grown_mib = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert inputs.shape == targets.shape == (64, 256)
+    assert grown_mib < 100  # reading the file whole would take 1024 MiB
+    assert isinstance(data, np.memmap) and len(data) == 1 << 29
+
+
+def test_files_are_written_with_ordinary_permissions(tmp_path):
+    umask = os.umask(0o022)
+    try:
+        save_tokens([1, 2, 3], tmp_path / "data.bin")
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "data.bin").stat().st_mode & 0o777 == 0o644  # not mkstemp's 0o600
+
+
+def test_write_atomically_keeps_the_old_file_when_the_writer_fails(tmp_path):
+    path = tmp_path / "data.bin"
+    write_atomically(path, lambda file: file.write(b"old"))
+
+    def failing_writer(file):
+        file.write(b"half")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        write_atomically(path, failing_writer)
+    assert path.read_bytes() == b"old"
+    assert list(tmp_path.iterdir()) == [path]
+    with pytest.raises(FileNotFoundError, match="no folder"):
+        save_tokens([1], tmp_path / "missing" / "data.bin")

@@ -54,3 +54,34 @@ def test_cruncher_without_hidden_layers_is_a_linear_regression():
     assert torch.allclose(model(x), x @ model.final.weight.squeeze(-1))
     with pytest.raises(ValueError):
         Cruncher(dim=0, num_layers=1)
+
+
+@pytest.mark.parametrize("fan_in", [1000, 8192])
+def test_initialization_statistics_over_large_fan_in(fan_in):
+    torch.manual_seed(fan_in)
+    std = 1 / math.sqrt(fan_in)
+    plain = Linear(fan_in, 512).weight.detach()
+    assert plain.mean().item() == pytest.approx(0, abs=0.01 * std)
+    assert plain.std().item() == pytest.approx(std, rel=0.01)
+    assert (plain.abs() > 3 * std).float().mean().item() == pytest.approx(0.0027, rel=0.15)
+    truncated = Linear(fan_in, 512, truncate=True).weight.detach()
+    assert truncated.abs().max().item() <= 3 * std
+    assert truncated.abs().max().item() > 2.99 * std  # cut at 3 std, not narrower
+    assert truncated.std().item() == pytest.approx(0.9866 * std, rel=0.01)
+
+
+@pytest.mark.parametrize("dim, num_layers", [(1, 0), (3, 5), (10, 1), (128, 4)])
+def test_cruncher_shapes_and_parameter_counts(dim, num_layers):
+    model = Cruncher(dim=dim, num_layers=num_layers)
+    shapes = [tuple(p.shape) for p in model.parameters()]
+    assert shapes == [(dim, dim)] * num_layers + [(dim, 1)]
+    assert get_num_parameters(model) == num_layers * dim * dim + dim
+    assert model(torch.randn(5, dim)).shape == (5,)
+
+
+def test_bad_layer_sizes_are_refused():
+    for input_dim, output_dim in ((0, 3), (3, 0), (-1, 2)):
+        with pytest.raises(ValueError, match="input_dim"):
+            Linear(input_dim, output_dim)
+    with pytest.raises(ValueError, match="num_layers"):
+        Cruncher(dim=4, num_layers=-1)

@@ -1,6 +1,7 @@
 """The optimizers' updates: against torch.optim where they share its arithmetic, else by hand."""
 
 import inspect
+import io
 
 import pytest
 import torch
@@ -143,4 +144,85 @@ def test_closure_loss_is_returned_and_bad_settings_are_refused():
     with pytest.raises(ValueError):
         Adam([w], betas=(0.9, 1.0))
     with pytest.raises(ValueError):
+        AdamW([w], betas=(0.9,))
+    with pytest.raises(ValueError):
         RMSProp([w], lr=-1)
+
+
+def grouped_trajectory(optimizer_class, settings, middle_group_settings, num_steps=300):
+    """Three parameter groups, the middle one with its own settings; a fresh batch each step,
+    and every third step one weight has no gradient (it must be skipped, state and all)."""
+    torch.manual_seed(3)
+    model = Cruncher(dim=6, num_layers=3)
+    parameters = list(model.parameters())
+    groups = [dict(params=parameters[:2]), dict(params=parameters[2:3], **middle_group_settings),
+              dict(params=parameters[3:])]
+    optimizer = optimizer_class(groups, **settings)
+    generator = torch.Generator().manual_seed(1)
+    for step in range(num_steps):
+        x, y = torch.randn(16, 6, generator=generator), torch.randn(16, generator=generator)
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        if step % 3 == 0:
+            model.layers[1].weight.grad = None
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+    return [p.detach().clone() for p in model.parameters()]
+
+
+@pytest.mark.parametrize("ours, theirs, settings, middle_group_settings", [
+    (SGD, torch.optim.SGD, dict(lr=0.03, weight_decay=0.05), dict(lr=0.1)),
+    (RMSProp, torch.optim.RMSprop, dict(lr=2e-3, alpha=0.95, eps=1e-4, weight_decay=0.02),
+     dict(alpha=0.8, lr=1e-3)),
+    (Adam, torch.optim.Adam, dict(lr=3e-3, betas=(0.7, 0.95), eps=1e-5, weight_decay=0.03),
+     dict(betas=(0.5, 0.9), weight_decay=0.0)),
+    (AdamW, torch.optim.AdamW, dict(lr=3e-3, betas=(0.85, 0.98), eps=1e-7, weight_decay=0.2),
+     dict(lr=1e-2, weight_decay=0.0)),
+])
+def test_parameter_groups_and_missing_gradients_match_torch_optim(ours, theirs, settings,
+                                                                  middle_group_settings):
+    mine = grouped_trajectory(ours, settings, middle_group_settings)
+    reference = grouped_trajectory(theirs, settings, middle_group_settings)
+    for a, b in zip(mine, reference):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_momentum_with_parameter_groups_matches_scaled_torch_momentum():
+    mine = grouped_trajectory(Momentum, dict(lr=0.2, beta=0.8), dict(lr=0.1, beta=0.5))
+    reference = grouped_trajectory(torch.optim.SGD, dict(lr=0.2 * (1 - 0.8), momentum=0.8),
+                                   dict(lr=0.1 * (1 - 0.5), momentum=0.5))
+    for a, b in zip(mine, reference):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("optimizer_class, state_keys", [
+    (SGD, set()), (Momentum, {"velocity"}), (AdaGrad, {"g2"}), (RMSProp, {"square_avg"}),
+    (Adam, {"step", "m", "v"}), (AdamW, {"step", "m", "v"}),
+])
+def test_state_dict_round_trip_continues_identically(optimizer_class, state_keys):
+    def fresh():
+        torch.manual_seed(0)
+        model = Cruncher(dim=5, num_layers=2)
+        return model, optimizer_class(model.parameters(), lr=0.01)
+
+    def steps(model, optimizer, seed, count):
+        generator = torch.Generator().manual_seed(seed)
+        for _ in range(count):
+            x, y = torch.randn(4, 5, generator=generator), torch.randn(4, generator=generator)
+            torch.nn.functional.mse_loss(model(x), y).backward()
+            optimizer.step()
+            optimizer.zero_grad(set_to_none=True)
+
+    model, optimizer = fresh()
+    steps(model, optimizer, seed=1, count=7)
+    assert all(state.keys() == state_keys for state in optimizer.state.values())
+    saved = io.BytesIO()
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, saved)
+    saved.seek(0)
+    checkpoint = torch.load(saved, weights_only=True)
+    restored_model, restored_optimizer = fresh()
+    restored_model.load_state_dict(checkpoint["model"])
+    restored_optimizer.load_state_dict(checkpoint["optimizer"])
+    steps(model, optimizer, seed=2, count=5)
+    steps(restored_model, restored_optimizer, seed=2, count=5)
+    for a, b in zip(model.parameters(), restored_model.parameters()):
+        assert torch.equal(a, b)

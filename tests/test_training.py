@@ -1,6 +1,7 @@
 """The training loop honours its arguments; checkpoints resume exactly; mixed precision."""
 
 import io
+import os
 import random
 
 import numpy as np
@@ -8,8 +9,9 @@ import pytest
 import torch
 
 from cs336_lectures import training
+from cs336_lectures.data import get_batch
 from cs336_lectures.models import Cruncher
-from cs336_lectures.optimizers import SGD, AdaGrad, Adam
+from cs336_lectures.optimizers import SGD, AdaGrad, Adam, AdamW, Momentum, RMSProp
 from cs336_lectures.training import (
     load_checkpoint,
     regression_task,
@@ -150,3 +152,70 @@ def test_mixed_precision_runs_matmuls_in_bfloat16_and_keeps_state_in_float32():
                   lr=1e-2, optimizer_class=Adam, device="cpu", mixed_precision=True)
     assert mixed != full  # bfloat16 rounding shows in the losses...
     assert mixed == pytest.approx(full, rel=0.05)  # ...but only slightly
+
+
+def test_changing_any_one_argument_changes_the_loss_history():
+    base = dict(dim=8, num_layers=1, batch_size=4, num_train_steps=6, lr=0.02,
+                optimizer_class=SGD, seed=0, device="cpu")
+    get_batch = regression_task(8)
+    reference = train(get_batch, **base)
+    assert train(get_batch, **base) == reference
+    for name, value in (("num_layers", 2), ("lr", 0.03), ("batch_size", 5), ("seed", 1),
+                        ("num_train_steps", 7), ("optimizer_class", Adam),
+                        ("optimizer_class", RMSProp), ("optimizer_class", Momentum)):
+        changed = train(get_batch, **{**base, name: value})
+        assert changed != reference, name
+    assert len(train(get_batch, **{**base, "num_train_steps": 7})) == 7
+
+
+def token_batches(batch_size):
+    """Next-token regression on a token file: windows drawn by data.get_batch (global RNG)."""
+    inputs, targets = get_batch(np.arange(1000) % 8, batch_size, 8, "cpu")
+    return inputs.float(), targets[:, -1].float()
+
+
+@pytest.mark.parametrize("optimizer_class", [SGD, Momentum, RMSProp, AdamW])
+def test_resuming_with_random_token_batches_is_bitwise_identical(tmp_path, optimizer_class):
+    def fresh(seed):
+        set_seed(seed)
+        model = Cruncher(dim=8, num_layers=2)
+        return model, optimizer_class(model.parameters(), lr=1e-3)
+
+    model, optimizer = fresh(0)
+    straight = train_steps(model, optimizer, token_batches, 4, 15)
+
+    model, optimizer = fresh(0)
+    resumed = train_steps(model, optimizer, token_batches, 4, 6)
+    with open(tmp_path / "checkpoint.pt", "wb") as file:  # a binary file object
+        save_checkpoint(model, optimizer, 6, file)
+    model, optimizer = fresh(99)
+    with open(tmp_path / "checkpoint.pt", "rb") as file:
+        assert load_checkpoint(file, model, optimizer) == 6
+    resumed += train_steps(model, optimizer, token_batches, 4, 9)
+    assert resumed == straight
+
+
+def test_checkpoint_files_get_ordinary_permissions(tmp_path):
+    model = Cruncher(dim=4, num_layers=1)
+    umask = os.umask(0o022)
+    try:
+        save_checkpoint(model, SGD(model.parameters()), 0, str(tmp_path / "c.pt"))
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "c.pt").stat().st_mode & 0o777 == 0o644
+
+
+def test_mixed_precision_intermediates_are_bfloat16_and_gradients_float32():
+    set_seed(0)
+    model = Cruncher(dim=8, num_layers=2)
+    optimizer = AdamW(model.parameters(), lr=1e-2)
+    output_dtypes, gradient_dtypes = [], []
+    for layer in (*model.layers, model.final):
+        layer.register_forward_hook(lambda module, args, output: output_dtypes.append(output.dtype))
+        layer.weight.register_hook(lambda grad: gradient_dtypes.append(grad.dtype))
+    train_steps(model, optimizer, regression_task(8), 4, 2, mixed_precision=True)
+    assert output_dtypes == [torch.bfloat16] * 6  # 3 layers x 2 steps
+    assert gradient_dtypes == [torch.float32] * 6
+    assert {p.dtype for p in model.parameters()} == {torch.float32}
+    assert {v.dtype for state in optimizer.state.values() for v in state.values()
+            if torch.is_tensor(v)} == {torch.float32}

@@ -33,7 +33,14 @@ def same_storage(x: torch.Tensor, y: torch.Tensor) -> bool:
     Views (slices, view, transpose) keep the storage and change only the stride metadata;
     copies (contiguous on a non-contiguous tensor, clone) get a storage of their own.
     """
-    return x.untyped_storage().data_ptr() == y.untyped_storage().data_ptr()
+    if x.device != y.device:
+        return False
+    x_storage, y_storage = x.untyped_storage(), y.untyped_storage()
+    if x_storage.data_ptr() == 0 or y_storage.data_ptr() == 0:
+        # Empty and meta tensors all report address 0, so the address cannot tell them
+        # apart; the storage object itself (its C++ handle) can.
+        return x_storage._cdata == y_storage._cdata
+    return x_storage.data_ptr() == y_storage.data_ptr()
 
 
 @dataclass(frozen=True)

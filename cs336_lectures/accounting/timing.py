@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 
 import torch
+from jaxtyping import Float
 
 from cs336_lectures.accounting.flops import matmul_flops
 
@@ -115,7 +116,8 @@ PEAKS: dict[str, dict[str, Peak]] = {
 
 # What torch.cuda.get_device_properties(i).name reports, matched to a PEAKS key. Order
 # matters (variants before the plain name); word boundaries keep "GH200" from passing as
-# an H200 and the RTX 4080 SUPER / Ti, faster cards, from passing as the plain 4080.
+# an H200, and the lookahead keeps the faster RTX 4080 SUPER and the laptop RTX 4080 (a
+# smaller chip under the same name) from passing as the desktop card.
 _NAME_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("H100 PCIe", re.compile(r"\bH100\b.*\bPCIE\b")),
     ("H100 NVL", re.compile(r"\bH100\b.*\bNVL\b")),
@@ -123,7 +125,7 @@ _NAME_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("H200 NVL", re.compile(r"\bH200\b.*\bNVL\b")),
     ("H200", re.compile(r"\bH200\b")),  # e.g. "NVIDIA H200"
     ("A100", re.compile(r"\bA100\b")),  # e.g. "NVIDIA A100-SXM4-80GB"
-    ("RTX 4080", re.compile(r"\bRTX 4080\b(?!\s*(SUPER|TI)\b)")),
+    ("RTX 4080", re.compile(r"\bRTX 4080\b(?!\s*(SUPER|TI|LAPTOP|MOBILE)\b)")),
 ]
 
 _PRECISIONS = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float8_e4m3fn: "fp8",
@@ -216,7 +218,7 @@ def time_matmul(a: torch.Tensor, b: torch.Tensor, num_warmup: int = 2,
     """
     if a.device != b.device:
         raise ValueError(f"a is on {a.device} but b is on {b.device}")
-    if a.shape[-1] != b.shape[-2]:
+    if a.dim() == 0 or b.dim() == 0 or a.shape[-1] != b.shape[-2 if b.dim() > 1 else 0]:
         raise ValueError(f"cannot multiply {tuple(a.shape)} by {tuple(b.shape)}")
     if num_trials < 1:
         raise ValueError(f"num_trials must be at least 1, got {num_trials}")
@@ -243,8 +245,8 @@ class MatmulMeasurement:
     mfu: float | None
 
 
-def measure_matmul(a: torch.Tensor, b: torch.Tensor, num_warmup: int = 2,
-                   num_trials: int = 5) -> MatmulMeasurement:
+def measure_matmul(a: Float[torch.Tensor, "m n"], b: Float[torch.Tensor, "n k"],
+                   num_warmup: int = 2, num_trials: int = 5) -> MatmulMeasurement:
     """Time a 2-D `a @ b` and set its rate against the device's promised FLOP/s."""
     if a.dim() != 2 or b.dim() != 2:
         raise ValueError(f"measure_matmul takes matrices, got {a.dim()}-D and {b.dim()}-D")
