@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import hmac
+import ipaddress
 import json
 import os
 import queue
@@ -44,6 +45,9 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from cs336_lectures.site import DEFAULT_TRACES, INDEX_NAME, VIEWER_DIR, build_index
 
 TOKEN_HEADER = "X-CS336-Token"
+# On every response, so the viewer can tell this server from a static host without asking a
+# static host for /api/info (a 404 each page load, logged as an error by browsers).
+SERVER_HEADER = "X-CS336-Server"
 TRACER_COMMAND = [sys.executable, "-m", "cs336_lectures", "trace"]
 POLL_SECONDS = 0.5
 SSE_KEEPALIVE_SECONDS = 15.0
@@ -52,6 +56,8 @@ ERROR_TAIL_LINES = 30
 # The tracer enforces --timeout itself; this only catches a tracer that hangs regardless.
 TRACER_GRACE_SECONDS = 60.0
 DEFAULT_TRACER_LIMIT_SECONDS = 3600.0
+DEFAULT_MAX_STEPS = 500_000
+DEFAULT_TIMEOUT_SECONDS = 300.0
 
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -418,6 +424,18 @@ class LectureServer(ThreadingHTTPServer):
             self._thread.join(timeout=5)
         self.server_close()
 
+    def is_own_host(self, host: str) -> bool:
+        """Our names with our port, or any IP address with our port (how other machines reach
+        `--host 0.0.0.0`): DNS rebinding needs a host name, so an address is never foreign."""
+        if host in self.allowed_hosts:
+            return True
+        name, _, port = host.rpartition(":")
+        try:
+            ipaddress.ip_address(name.removeprefix("[").removesuffix("]"))
+        except ValueError:
+            return False
+        return port == str(self.port)
+
     def check_token(self, given: str | None) -> bool:
         return given is not None and hmac.compare_digest(given.encode(), self.token.encode())
 
@@ -468,14 +486,21 @@ class RequestHandler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass
 
+    def _host(self) -> str:
+        return (self.headers.get("Host") or "").strip().lower()
+
     def _check_host(self) -> None:
-        host = (self.headers.get("Host") or "").strip().lower()
-        if host not in self.server.allowed_hosts:
+        host = self._host()
+        if not self.server.is_own_host(host):
             raise Refused(HTTPStatus.FORBIDDEN, f"Host {host or '(none)'} is not this server")
 
     def _check_origin(self) -> None:
+        """A page of this server sends its own origin: the Host it asked, or one of our names."""
         origin = self.headers.get("Origin")
-        if origin is not None and origin.strip().lower() not in self.server.allowed_origins:
+        if origin is None:
+            return
+        origin = origin.strip().lower()
+        if origin not in self.server.allowed_origins and origin != f"http://{self._host()}":
             raise Refused(HTTPStatus.FORBIDDEN, f"Origin {origin} is not this server")
 
     def _check_token(self) -> None:
@@ -598,6 +623,7 @@ class RequestHandler(BaseHTTPRequestHandler):
     # --- responses ------------------------------------------------------------------------
 
     def _common_headers(self) -> None:
+        self.send_header(SERVER_HEADER, "1")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("X-Content-Type-Options", "nosniff")
         self.send_header("Referrer-Policy", "no-referrer")
@@ -647,10 +673,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="address to bind (default: 127.0.0.1; anything else exposes a server that runs code)")
     parser.add_argument("--port", type=int, default=8336, help="port (default: 8336; 0 picks a free one)")
     parser.add_argument("--no-browser", action="store_true", help="do not open a browser")
-    parser.add_argument("--max-steps", type=int, default=None, metavar="N",
-                        help="step limit passed to the tracer on every re-trace")
-    parser.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
-                        help="time limit passed to the tracer on every re-trace")
+    # Limits by default: an edit that loops forever must end as a failed re-trace in seconds,
+    # not fill the memory (a million steps is about half a gigabyte in the tracer).
+    parser.add_argument("--max-steps", type=int, default=DEFAULT_MAX_STEPS, metavar="N",
+                        help=f"step limit passed to the tracer on every re-trace (default: {DEFAULT_MAX_STEPS:,})")
+    parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_SECONDS, metavar="SECONDS",
+                        help=f"time limit passed to the tracer on every re-trace (default: {DEFAULT_TIMEOUT_SECONDS:g})")
 
 
 def _say(message: str) -> None:

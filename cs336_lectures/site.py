@@ -45,14 +45,16 @@ class SiteError(Exception):
 
 
 def trace_files(traces_dir: Path) -> list[Path]:
-    """The trace files of a folder, by name: `*.json` except the index and hidden temp files."""
+    """The trace files of a folder, by trace name (a lecture, then its sections): `*.json`
+    except the index and hidden temp files."""
     if not traces_dir.is_dir():
         return []
     return sorted(
-        path
-        for path in traces_dir.iterdir()
-        if path.suffix == ".json" and path.name != INDEX_NAME and not path.name.startswith(".")
-        and path.is_file()
+        (path
+         for path in traces_dir.iterdir()
+         if path.suffix == ".json" and path.name != INDEX_NAME and not path.name.startswith(".")
+         and path.is_file()),
+        key=lambda path: path.stem,
     )
 
 

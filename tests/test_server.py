@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import http.client
 import json
 import re
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cs336_lectures.server import LectureServer
+from cs336_lectures.server import LectureServer, add_arguments
 from test_site import fake_viewer, sample_trace
 
 GOOD_LECTURE = 'greeting = "hello"\nlength = len(greeting)\n'
@@ -117,6 +118,23 @@ def test_foreign_or_missing_host_is_refused(serve, workspace):
     assert request(server, "POST", "/api/retrace?trace=lecture_t", token=server.token, host="evil.example")[0] == 403
 
 
+def test_an_address_of_this_machine_is_its_own_host(serve, workspace):
+    """With --host 0.0.0.0 other machines ask for the server by address; a rebinding attack
+    needs a host name, so addresses with our port are served (writes still need the token)."""
+    put_trace(workspace)
+    server = serve("lectures/lecture_t.py")
+    for host in (f"192.0.2.7:{server.port}", f"[fd00::2]:{server.port}"):
+        assert request(server, "GET", "/traces/index.json", host=host)[0] == 200, host
+        page = {"Origin": f"http://{host}"}
+        assert request(server, "POST", "/api/retrace?trace=lecture_t", host=host, headers=page)[0] == 403
+        assert request(server, "POST", "/api/retrace?trace=lecture_t", token=server.token, host=host, headers=page)[0] == 202
+    for host in ("192.0.2.7", f"192.0.2.7:{server.port + 1}", f"192.0.2.7.nip.io:{server.port}"):
+        assert request(server, "GET", "/traces/index.json", host=host)[0] == 403, host
+    foreign_page = {"Origin": f"http://192.0.2.8:{server.port}"}
+    assert request(server, "POST", "/api/retrace?trace=lecture_t", token=server.token, host=f"192.0.2.7:{server.port}",
+                   headers=foreign_page)[0] == 403
+
+
 def test_posts_need_the_token(serve, workspace):
     put_trace(workspace)
     server = serve("lectures/lecture_t.py")
@@ -191,6 +209,7 @@ def test_serves_viewer_traces_and_api(serve, workspace):
     assert response.getheader("Content-Type").startswith("text/html")
     status, body, response = request(server, "GET", "/js/main.js?v=2")
     assert status == 200 and response.getheader("Content-Type").startswith("text/javascript")
+    assert response.getheader("X-CS336-Server") == "1"  # how live.js tells this server from a static host
     assert request(server, "GET", "/traces/assets/abc.svg")[2].getheader("Content-Type") == "image/svg+xml"
     assert json.loads(request(server, "GET", "/traces/index.json")[1])["traces"][0]["name"] == "lecture_t"
     assert json.loads(request(server, "GET", "/traces/lecture_t.json")[1])["header"]["title"] == "lecture_t"
@@ -320,3 +339,18 @@ def test_the_tracer_limits_apply_to_every_retrace(serve, workspace):
     event = wait_for(Events(server), "lecture_t")
     assert event["state"] == "error" and event["installed"] is True, event
     assert traced_status(workspace) == "max_steps"
+
+
+def test_serve_bounds_every_retrace_by_default(workspace):
+    """An edit that loops forever must end as a failed re-trace, so `serve` passes limits unasked."""
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(["lectures/lecture_t.py"])
+    server = LectureServer([Path(args.lectures[0])], workspace / "traces", port=0, viewer_dir=workspace / "viewer",
+                           max_steps=args.max_steps, timeout=args.timeout, log=lambda message: None)
+    try:
+        command = server.retracer.command(server.lectures["lecture_t"], workspace / "out")
+    finally:
+        server.server_close()
+    assert int(command[command.index("--max-steps") + 1]) > 0
+    assert float(command[command.index("--timeout") + 1]) > 0

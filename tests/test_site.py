@@ -81,6 +81,12 @@ def test_index_lists_traces_from_their_headers(tmp_path):
     assert b["num_steps"] == 5 and b["status"] == "ok" and "message" not in b
 
 
+def test_index_puts_a_section_after_its_whole_lecture(tmp_path):
+    names = ["lecture_01", "lecture_01.bpe_training", "lecture_02"]
+    traces = write_trace_dir(tmp_path, {name: sample_trace(name) for name in names})
+    assert [entry["name"] for entry in site.build_index(traces)["traces"]] == names
+
+
 def test_index_reads_headers_that_do_not_come_first(tmp_path):
     trace = sample_trace("late", lines=4)
     reordered = {"steps": trace["steps"], "files": trace["files"], **trace}

@@ -77,6 +77,8 @@ def test_step_forward_and_back_keys(page, site):
     assert url_step(page) == 0
     page.keyboard.press("h")  # already at the first step: stays
     assert url_step(page) == 0
+    page.keyboard.press("Shift+L")  # Caps Lock on changes nothing
+    assert url_step(page) == 1
 
 
 def test_step_over_stays_in_the_function(page, site):
@@ -340,3 +342,37 @@ def test_held_key_makes_one_history_entry(page, site):
     page.wait_for_function("new URLSearchParams(location.search).get('step') === '6'")
     assert page.evaluate("history.length") == before + 1
     assert current_line(page) == line_of(DEMO_SOURCE, "c = a + b")
+
+
+def test_static_hosting_logs_no_errors_and_never_asks_for_the_api(page, site):
+    problems, requested = [], []
+    page.on("console", lambda message: message.type == "error" and problems.append(message.text))
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    page.on("request", lambda request: requested.append(urlparse(request.url).path))
+    page.goto(site.url + "index.html")
+    page.locator(".trace-card").first.wait_for()
+    open_lecture(page, site, step_at("print("))
+    page.keyboard.press("l")
+    page.wait_for_load_state("networkidle")
+    assert problems == []
+    assert not [path for path in requested if "/api/" in path]
+    assert page.locator(".cs336-live-edit").count() == 0
+
+
+@pytest.mark.parametrize("before, after, line, expected", [
+    ("a\nb\nc", "a\nb\nc", 2, 2),                  # unchanged
+    ("a\nb\nc", "new\nmore\na\nb\nc", 2, 4),      # lines inserted above move it down
+    ("a\nb\nc\nd", "a\nd", 4, 2),                  # lines removed above move it up
+    ("a\nb\nc", "a\nb\nc\nd", 3, 3),              # a change below leaves it
+    ("a\nb\nc\nd", "a\nx\nc\ny\nd", 3, 3),        # inside the change, still there: its text
+    ("a\nb\nc", "a\nx\ny\nc", 2, 2),              # replaced: its replacement
+    ("def\na\nb\nc", "def\nz\na\nc", 3, 4),       # removed: the line now in its place
+    ("a\nb", "a", 2, 1),                            # removed at the end: the last line
+])
+def test_follow_line_tracks_a_line_through_an_edit(page, site, before, after, line, expected):
+    page.goto(site.url + "index.html")
+    got = page.evaluate("""async ([before, after, line]) => {
+        const { followLine } = await import('./js/trace.js');
+        return followLine(before, after, line);
+    }""", [before, after, line])
+    assert got == expected

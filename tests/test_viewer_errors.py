@@ -100,9 +100,16 @@ def test_dark_mode_is_readable(browser, site):
         assert luminance(colors[foreground]) > 0.7, colors
 
 
-def test_narrow_screen_stacks_values_under_the_code(browser, site):
+@pytest.fixture
+def phone(browser):
+    """A page on a phone-sized touch screen."""
     context = browser.new_context(viewport={"width": 390, "height": 800}, is_mobile=True, has_touch=True)
-    page = context.new_page()
+    yield context.new_page()
+    context.close()
+
+
+def test_narrow_screen_stacks_values_under_the_code(phone, site):
+    page = phone
     page.goto(site.url + "index.html?trace=demo&step=3")
     page.wait_for_selector(".unit.current")
     assert not page.locator("#toc").is_visible()
@@ -114,7 +121,18 @@ def test_narrow_screen_stacks_values_under_the_code(browser, site):
     page.click("button[data-action=forward]")
     assert "step=4" in page.url
     page.screenshot(path=str(Path("/tmp") / "cs336_viewer_narrow.png"))
-    context.close()
+
+
+def test_narrow_screen_reaches_the_contents_through_a_button(phone, site):
+    page = phone
+    page.goto(site.url + "index.html?trace=demo&step=0")
+    page.wait_for_selector(".unit.current")
+    assert not page.locator("#toc").is_visible()
+    page.click("#contents-button")
+    assert page.locator("#toc").is_visible()
+    page.locator("#toc a", has_text="Links and images").click()
+    assert not page.locator("#toc").is_visible()  # it closes on the way to the section
+    assert "Links and images" in page.locator(".block.current").inner_text()
 
 
 def test_synthetic_trace_follows_the_schema(validate_trace):

@@ -155,6 +155,18 @@ def test_saving_the_file_elsewhere_reloads_the_open_viewer(page, live):
     assert current_line(page) == TOTAL_LINE
 
 
+def test_lines_inserted_above_keep_the_reader_on_the_same_statement(page, live):
+    open_at_total_line(page, live)
+    inserted = LECTURE.replace('    greeting = "hello"', '    text("Inserted above")\n    text("And again")\n    greeting = "hello"')
+    live.lecture.write_text(inserted)
+    page.get_by_text("And again", exact=True).wait_for(timeout=120_000)
+    assert current_line(page) == TOTAL_LINE + 2
+    assert "total = len(greeting)" in page.locator(".code .line.current").inner_text()
+    live.lecture.write_text(LECTURE)
+    page.get_by_text("And again", exact=True).wait_for(state="detached", timeout=120_000)
+    assert current_line(page) == TOTAL_LINE
+
+
 def test_tab_indents_and_escape_asks_before_discarding(page, live):
     open_at_total_line(page, live)
     page.keyboard.press("e")

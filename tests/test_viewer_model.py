@@ -4,11 +4,12 @@ hidden lines, clears and resumed generators. Runs the module in Chromium."""
 
 from __future__ import annotations
 
+import ast
 import sys
 
 import pytest
 
-from viewer_support import ROOT, StaticSite, demo_trace, write_site
+from viewer_support import ROOT, StaticSite, demo_trace, multiline_trace, write_site
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from synthetic_trace import synthetic_trace  # noqa: E402
@@ -16,15 +17,41 @@ from synthetic_trace import synthetic_trace  # noqa: E402
 pytestmark = pytest.mark.browser
 
 
+def statement_heads(source: str) -> dict[int, int]:
+    """line -> first line of its simple statement, from Python's own parser."""
+    heads = {}
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.stmt) and not hasattr(node, "body"):
+            heads.update({line: node.lineno for line in range(node.lineno, node.end_lineno + 1)})
+    return heads
+
+
 class Reference:
-    """trace/README.md read literally: slow, obvious answers."""
+    """trace/README.md read literally, plus the viewer's one rule of its own (steps inside a
+    rendering statement before its last one are passed over): slow, obvious answers."""
 
     def __init__(self, trace: dict):
         self.trace = trace
         self.steps = trace["steps"]
         self.calls = trace["calls"]
         hidden = [set(f["hidden"]) for f in trace["files"]]
-        self.visible = [step[1] not in hidden[self.file(step[0])] for step in self.steps]
+        heads = [statement_heads(f["source"]) for f in trace["files"]]
+        shown = [step[1] not in hidden[self.file(step[0])] for step in self.steps]
+
+        def statement(t: int) -> tuple[int, int, int]:
+            call, line = self.steps[t][:2]
+            return call, self.file(call), heads[self.file(call)].get(line, line)
+
+        def extras(t: int) -> dict:
+            return self.steps[t][2] if len(self.steps[t]) == 3 else {}
+
+        rendering = {statement(t)[1:] for t in range(len(self.steps)) if shown[t] and extras(t).get("r")}
+
+        def passed_over(t: int) -> bool:
+            return (t + 1 < len(self.steps) and shown[t + 1] and statement(t + 1) == statement(t)
+                    and statement(t)[1:] in rendering and not set(extras(t)) & {"r", "o", "e", "x"})
+
+        self.visible = [shown[t] and not passed_over(t) for t in range(len(self.steps))]
 
     def file(self, call: int) -> int:
         return self.trace["functions"][self.calls[call][0]][0]
@@ -91,7 +118,8 @@ def site(tmp_path_factory):
         yield served
 
 
-@pytest.mark.parametrize("trace", [demo_trace(), synthetic_trace(num_steps=2_000, num_lines=120)], ids=["demo", "synthetic"])
+@pytest.mark.parametrize("trace", [demo_trace(), multiline_trace(), synthetic_trace(num_steps=2_000, num_lines=120)],
+                         ids=["demo", "multiline", "synthetic"])
 def test_moves_and_environments_match_the_reference(page, site, trace):
     page.goto(site.url + "index.html")
     reference = Reference(trace)
@@ -137,8 +165,9 @@ def shown_rendering(reference: Reference, s: int, line: int) -> int:
     return done[-1] if done else (runs[0] if runs else -1)
 
 
-@pytest.mark.parametrize("trace, every", [(demo_trace(), 1), (synthetic_trace(num_steps=1_500, num_lines=100), 37)],
-                         ids=["demo", "synthetic"])
+@pytest.mark.parametrize("trace, every", [(demo_trace(), 1), (multiline_trace(), 1),
+                                          (synthetic_trace(num_steps=1_500, num_lines=100), 37)],
+                         ids=["demo", "multiline", "synthetic"])
 def test_line_clicks_and_shown_renderings_match_the_reference(page, site, trace, every):
     page.goto(site.url + "index.html")
     reference = Reference(trace)
@@ -167,7 +196,32 @@ def test_statement_heads_follow_python_statements(page, site):
         "done = True",                             # 11
     ]
     heads = page.evaluate("""async (lines) => {
-        const { statementHeads } = await import('./js/code.js');
+        const { statementHeads } = await import('./js/trace.js');
         return Array.from(statementHeads(lines)).slice(1);
     }""", source)
     assert heads == [1, 2, 2, 2, 2, 6, 6, 8, 8, 8, 11]
+
+
+def test_steps_inside_a_rendering_statement_are_passed_over(page, site):
+    trace = multiline_trace()
+    page.goto(site.url + "index.html")
+    visible = page.evaluate("""async (data) => {
+        const { Trace } = await import('./js/trace.js');
+        return Array.from(new Trace(data).visibleSteps);
+    }""", trace)
+    # link(...) stops once, after its arguments; text(...) also where it printed; print(...) is no rendering.
+    assert visible == [2, 3, 5, 6, 7, 8, 9, 10]
+
+
+def test_a_multiline_rendering_statement_is_one_stop_in_the_page(page, tmp_path):
+    trace = multiline_trace()
+    with StaticSite(write_site(tmp_path, {"multiline": trace})) as served:
+        page.goto(served.url + "index.html?trace=multiline&step=0")
+        page.wait_for_selector(".unit.current")
+        assert "step=2" in page.url  # step 0 is passed over: the link's own step is the first stop
+        assert page.locator("#env [data-name='x']").inner_text().endswith("0")  # written at step 1
+        page.keyboard.press("l")
+        assert "step=3" in page.url
+        page.keyboard.press("R")  # raw: the lines inside the statements can be clicked
+        page.click('.code a.no[data-line="3"]')  # no step of its own: the statement's
+        assert "step=2" in page.url

@@ -271,3 +271,37 @@ class StaticSite:
     def __exit__(self, *exc: Any) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+MULTILINE_SOURCE = '''def main():
+    link(Reference(title="Attention",
+                   url="https://arxiv.org/abs/1706.03762"))
+    x = 1  # @inspect x
+    text("one, "
+         + str(x))
+    print("a",
+          "b")
+    text("the end")
+'''
+
+
+def multiline_trace(title: str = "multiline") -> dict:
+    """Statements spread over several lines, as Python reports them: a line event for each line
+    whose arguments are evaluated, then the first line again for the call itself."""
+    at = functools.partial(line_of, MULTILINE_SOURCE)
+    b = TraceBuilder(title)
+    f = b.file(f"lectures/{title}.py", MULTILINE_SOURCE)
+    main = b.call(b.function(f, "main", 1))
+    attention = {"type": "link", "title": "Attention", "url": "https://arxiv.org/abs/1706.03762"}
+    b.step(main, at("link(Reference"))
+    b.step(main, at("url="), v={"x": 0})  # a value written inside the statement still counts
+    b.step(main, at("link(Reference"), r=[attention])
+    b.step(main, at("x = 1"), v={"x": 1})
+    b.step(main, at('text("one'))
+    b.step(main, at("+ str(x)"), o="written while the arguments were evaluated\n")
+    b.step(main, at('text("one'), r=[markdown("<p>one, 1</p>")])
+    b.step(main, at('print("a"'))
+    b.step(main, at('"b")'))
+    b.step(main, at('print("a"'), o="a b\n")
+    b.step(main, at('text("the end")'), r=[markdown("<p>the end</p>")])
+    return b.build()

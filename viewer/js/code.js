@@ -13,58 +13,6 @@ const CHUNK = 100; // units to a chunk
 const LINE_HEIGHT = 21.6; // px, a code line (13.5px font, line-height 1.6)
 const BLOCK_HEIGHT = 80; // px, a guess for a rendering block
 
-/** For each 1-based line, the first line of the statement it belongs to: a statement goes on
-    while brackets are open, a triple-quoted string is open, or a line ends with a backslash.
-    statementHeads(['text("""', 'hi', '""")']) -> [0, 1, 1, 1] */
-export function statementHeads(lines) {
-  const heads = new Int32Array(lines.length + 1);
-  let depth = 0;
-  let openString = null;
-  let continued = false;
-  let head = 1;
-  for (let i = 1; i <= lines.length; i++) {
-    if (depth === 0 && !openString && !continued) head = i;
-    heads[i] = head;
-    const text = lines[i - 1];
-    let j = 0;
-    continued = false;
-    while (j < text.length) {
-      if (openString) {
-        const end = closingQuote(text, j, openString);
-        if (end < 0) break;
-        j = end + openString.length;
-        openString = null;
-        continue;
-      }
-      const ch = text[j];
-      if (ch === '#') break;
-      if (ch === '"' || ch === "'") {
-        const quote = text.startsWith(ch.repeat(3), j) ? ch.repeat(3) : ch;
-        const end = closingQuote(text, j + quote.length, quote);
-        if (end < 0) {
-          if (quote.length === 3) openString = quote;
-          break;
-        }
-        j = end + quote.length;
-        continue;
-      }
-      if (ch === '(' || ch === '[' || ch === '{') depth++;
-      else if (ch === ')' || ch === ']' || ch === '}') depth = Math.max(0, depth - 1);
-      else if (ch === '\\' && j === text.length - 1) continued = true;
-      j++;
-    }
-  }
-  return heads;
-}
-
-function closingQuote(text, from, quote) {
-  for (let k = from; k < text.length; k++) {
-    if (text[k] === '\\') k++;
-    else if (text.startsWith(quote, k)) return k;
-  }
-  return -1;
-}
-
 function lineHtml(number, html) {
   return `<div class="line" data-line="${number}"><a class="no" data-line="${number}">${number}</a><span class="src">${html || ' '}</span></div>`;
 }
@@ -86,13 +34,7 @@ export class CodeView {
     const { trace, file } = this;
     const { html } = trace.files[file];
     const n = html.length;
-    const source = trace.files[file].source.split('\n');
-    const heads = statementHeads(Array.from(html, (_, i) => source[i] ?? ''));
-    // A statement becomes a rendering block when any of its lines carries renderings.
-    const blockHead = new Int32Array(n + 1);
-    for (let line = 1; line <= n; line++) {
-      if (!trace.isHidden(file, line) && trace.hasRenderings(file, line)) blockHead[heads[line]] = heads[line];
-    }
+    const heads = trace.heads[file];
     // Units go in chunks of CHUNK; layout skips the chunks off screen (content-visibility:
     // auto), which then take an estimated height until they are first shown.
     const parts = [];
@@ -114,7 +56,7 @@ export class CodeView {
         openChunk();
       }
       chunk.units++;
-      if (blockHead[line]) {
+      if (heads[line] === line && trace.statementRenders(file, line)) {
         const lines = [];
         for (let l = line; l <= n && heads[l] === line; l++) if (!trace.isHidden(file, l)) lines.push(l);
         parts.push('<div class="unit block"><div class="rendered"></div><div class="raw-code">');

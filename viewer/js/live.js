@@ -1,6 +1,8 @@
 /* Live mode: what the viewer gains when the local server (`cs336-lectures serve`) is behind it.
 
-   On plain static hosting GET api/info fails and this module does nothing. Under the server it
+   On plain static hosting this module does nothing: it learns which it is from a header the
+   server puts on every response (asking a static host for api/info would log a 404). Under the
+   server it
    - keeps the start-up token (from ?token=..., once) in sessionStorage and out of the address bar;
    - listens to api/events: a fresh trace of the lecture on screen reloads it at the same line,
      a failed re-trace is shown as a message while the last good trace stays;
@@ -11,6 +13,7 @@
 import { el } from './dom.js';
 
 const TOKEN_KEY = 'cs336-lectures-token';
+const SERVER_HEADER = 'X-CS336-Server'; // on every response of cs336-lectures serve
 const INDENT = '    ';
 const viewer = window.cs336Viewer;
 
@@ -35,8 +38,12 @@ function takeToken() {
   }
 }
 
+/** The server's api/info, or null on a static host. This module's own file exists on every
+    host, so asking for it first tells the two apart without a failed request. */
 async function serverInfo() {
   try {
+    const probe = await fetch(import.meta.url);
+    if (!probe.headers.has(SERVER_HEADER)) return null;
     const response = await fetch('api/info', { cache: 'no-store' });
     if (!response.ok) return null;
     const info = await response.json();
@@ -220,7 +227,7 @@ class Live {
     viewer.toolbar?.append(this.button);
     window.addEventListener('cs336:trace-loaded', () => this.updateButton());
     document.addEventListener('keydown', (event) => {
-      if (event.key !== 'e' || event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
+      if (event.key.toLowerCase() !== 'e' || event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
       if (isTyping(event.target) || this.editor.isOpen) return;
       event.preventDefault();
       this.edit();

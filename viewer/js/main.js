@@ -3,7 +3,7 @@
    window.cs336Viewer for live.js (the local server's reload and edit layer). */
 
 import { el, formatCount } from './dom.js';
-import { loadTrace } from './trace.js';
+import { followLine, loadTrace } from './trace.js';
 import { CodeView } from './code.js';
 import { EnvPanel } from './env.js';
 import { fetchIndex, renderIndex } from './index_page.js';
@@ -12,9 +12,11 @@ const $ = (id) => document.getElementById(id);
 const TRACE_NAME = /^[\w-][\w.-]*$/;
 const TRACE_FILE = /^[\w-][\w.\-/]*\.json$/;
 
+// Either case, so that Caps Lock changes nothing.
 const KEYS = {
-  l: 'forward', h: 'back', j: 'over', k: 'over-back', u: 'out',
-  R: 'raw', r: 'raw', A: 'reveal', a: 'reveal', g: 'traces', '?': 'help', Escape: 'escape',
+  l: 'forward', h: 'back', j: 'over', k: 'over-back', u: 'out', r: 'raw', a: 'reveal', g: 'traces',
+  L: 'forward', H: 'back', J: 'over', K: 'over-back', U: 'out', R: 'raw', A: 'reveal', G: 'traces',
+  '?': 'help', Escape: 'escape',
 };
 
 function keyAction(event) {
@@ -201,7 +203,11 @@ class Viewer {
     this.buildStatus();
     this.buildToc();
     this.show(trace.snap(step), { history: 'replace', scroll: scrollTop === null });
-    if (scrollTop !== null) this.codePane.scrollTop = scrollTop;
+    if (scrollTop !== null) {
+      // Where the reader was, unless lines inserted or removed above moved the step out of sight.
+      this.codePane.scrollTop = scrollTop;
+      this.scrollToCurrent();
+    }
     window.dispatchEvent(new CustomEvent('cs336:trace-loaded', { detail: { trace: name, steps: trace.numSteps } }));
   }
 
@@ -232,19 +238,21 @@ class Viewer {
       return;
     }
     if (token !== this.loading) return;
-    let step = this.step;
-    let scrollTop = null;
-    if (this.step >= 0) {
-      const path = old.files[old.fileOfStep(this.step)].path;
-      const file = trace.files.findIndex((f) => f.path === path);
-      const line = old.lineOfStep(this.step);
-      const same = file >= 0 && line <= trace.files[file].html.length ? trace.nearestStepAtLine(this.step, file, line) : -1;
-      if (same >= 0) {
-        step = same;
-        scrollTop = this.codePane.scrollTop;
-      }
-    }
-    this.install(name, trace, step, scrollTop);
+    const same = this.step >= 0 ? this.sameLine(old, trace) : -1;
+    this.install(name, trace, same >= 0 ? same : this.step, same >= 0 ? this.codePane.scrollTop : null);
+  }
+
+  /** The step of the new trace at the line the reader was on in the old one (followed through
+      the edit; if it no longer runs, the first line after it that does), or -1. */
+  sameLine(old, trace) {
+    const before = old.files[old.fileOfStep(this.step)];
+    const file = trace.files.findIndex((f) => f.path === before.path);
+    if (file < 0) return -1;
+    const numLines = trace.files[file].html.length;
+    let line = followLine(before.source, trace.files[file].source, old.lineOfStep(this.step));
+    let same = -1;
+    for (; same < 0 && line <= numLines; line++) same = trace.nearestStepAtLine(this.step, file, line);
+    return same;
   }
 
   buildStatus() {
@@ -271,6 +279,7 @@ class Viewer {
       el('ol', {}, headings.map((h, i) => el('li', { class: `toc-h${h.level}`, 'data-heading': i },
         el('a', { href: this.urlWith(this.name, h.step).href, text: h.text, onclick: (event) => {
           event.preventDefault();
+          this.toggleContents(false);
           this.show(h.step, { history: 'push' });
         } })))));
     this.tocItems = Array.from(toc.querySelectorAll('li'));
@@ -300,7 +309,7 @@ class Viewer {
     $('elsewhere').hidden = true;
     const view = this.showFile(trace.fileOfStep(s));
     const unit = view.setStep(s);
-    if (unit && scroll) this.scrollTo(this.raw ? view.current.line : unit);
+    if (unit && scroll) this.scrollToCurrent();
     this.env.update(trace, s, trace.previous(s));
     if (trace.stepCall[s] !== this.call) this.buildCrumbs(s);
     else this.crumbLine.textContent = `line ${trace.lineOfStep(s)}`;
@@ -361,6 +370,12 @@ class Viewer {
     }
   }
 
+  /** Keep the current step in sight: its own line in raw mode, else its unit. */
+  scrollToCurrent() {
+    const current = this.view && this.view.current;
+    if (current) this.scrollTo(this.raw ? current.line : current.unit);
+  }
+
   /** An internal link: show `file` at `line` without moving the step. */
   openFile(file, line) {
     const trace = this.trace;
@@ -385,7 +400,10 @@ class Viewer {
   clickLine(line) {
     const trace = this.trace;
     if (!trace || !this.view) return;
-    const target = trace.stepAtLine(this.step, this.view.file, line);
+    const { file } = this.view;
+    let target = trace.stepAtLine(this.step, file, line);
+    // A line inside a statement spread over several lines may have no step of its own: its statement's.
+    if (target < 0) target = trace.stepAtLine(this.step, file, trace.heads[file][line]);
     if (target >= 0) this.show(target, { history: 'push' });
     else this.showMessage(`Line ${line} never ran in this trace.`, 'info', 2500);
   }
@@ -412,18 +430,19 @@ class Viewer {
     if (action === 'help') return this.toggleHelp();
     if (action === 'escape') {
       $('help').hidden = true;
+      this.toggleContents(false);
       if (this.trace && !$('elsewhere').hidden) this.show(this.step);
       return;
     }
     if (action === 'traces') return this.goIndex();
+    if (action === 'contents') return this.toggleContents();
     const trace = this.trace;
     if (!trace || this.mode !== 'lecture') return;
     if (action === 'raw' || action === 'reveal') {
       this[action] = !this[action];
       this.codePane.classList.toggle(action, this[action]);
       $(`${action}-button`).setAttribute('aria-pressed', String(this[action]));
-      const unit = this.view && this.view.current && (this.raw ? this.view.current.line : this.view.current.unit);
-      if (unit) this.scrollTo(unit);
+      this.scrollToCurrent();
       return;
     }
     const s = this.step;
@@ -438,6 +457,12 @@ class Viewer {
     if (target >= 0) this.show(target, { history: repeat ? 'replace-later' : 'push' });
     else if (!$('elsewhere').hidden) this.show(s);
     else if (action === 'out') this.showMessage('Already in the outermost call.', 'info', 2000);
+  }
+
+  /** On a narrow screen the contents live behind a button, over the code while open. */
+  toggleContents(open = !document.body.classList.contains('toc-open')) {
+    document.body.classList.toggle('toc-open', open);
+    $('contents-button').setAttribute('aria-pressed', String(open));
   }
 
   toggleHelp() {

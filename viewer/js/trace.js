@@ -1,6 +1,7 @@
 /* The trace model: checks a parsed trace (trace/README.md) and precomputes the indexes that
    make every navigation a few binary searches, whatever the trace's size:
-     - visible steps in execution order (steps on @hide lines are never stopped on),
+     - visible steps in execution order (steps on @hide lines are never stopped on, nor the
+       steps inside a rendering statement before its last one: see passedOver),
      - visible steps grouped by call and by source line,
      - steps carrying renderings grouped by line,
      - value updates grouped by frame (a call plus the activations that `continue` it),
@@ -12,6 +13,7 @@ export const FORMAT = 'cs336-lectures-trace';
 export const VERSION = 1;
 const SNAPSHOT_EVERY = 64;
 const NEVER = 0x7fffffff;
+const MAX_DIFF_CELLS = 4_000_000; // beyond this an edit is a rewrite: no matching, the same line number
 
 /** A trace that cannot be shown; the message says why, in words for the reader. */
 export class TraceError extends Error {}
@@ -37,6 +39,99 @@ export async function loadTrace(url, pending = fetch(url, { cache: 'no-store' })
     fail(`${url} is not valid JSON, so it is probably truncated or corrupted (${error.message}). Trace the lecture again.`);
   }
   return new Trace(data, url);
+}
+
+/** Where line `line` of `before` went in `after`, an edited version of the same file. Lines
+    above the first change and below the last keep their place; inside the change the two
+    versions are matched line by line (a longest common subsequence), and a line that was
+    replaced or removed goes to its replacement, or to the line that now follows its place.
+    followLine('a\nb', 'new\na\nb', 2) -> 3 */
+export function followLine(before, after, line) {
+  const old = before.split('\n');
+  const now = after.split('\n');
+  let prefix = 0;
+  while (prefix < old.length && prefix < now.length && old[prefix] === now[prefix]) prefix++;
+  let suffix = 0;
+  while (suffix < old.length - prefix && suffix < now.length - prefix
+    && old[old.length - 1 - suffix] === now[now.length - 1 - suffix]) suffix++;
+  if (line <= prefix) return line;
+  if (line > old.length - suffix) return line + now.length - old.length;
+  const a = old.slice(prefix, old.length - suffix);
+  const b = now.slice(prefix, now.length - suffix);
+  const target = line - prefix - 1;
+  if (a.length * b.length > MAX_DIFF_CELLS) return Math.min(line, now.length);
+  const width = b.length + 1;
+  const common = new Int32Array((a.length + 1) * width); // common[i * width + j]: LCS of a[i:], b[j:]
+  for (let i = a.length - 1; i >= 0; i--) {
+    for (let j = b.length - 1; j >= 0; j--) {
+      common[i * width + j] = a[i] === b[j] ? common[(i + 1) * width + j + 1] + 1
+        : Math.max(common[(i + 1) * width + j], common[i * width + j + 1]);
+    }
+  }
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    if (a[i] === b[j] || common[(i + 1) * width + j] >= common[i * width + j + 1]) {
+      if (i === target) return prefix + j + 1; // kept, or replaced by (removed before) b[j]
+      if (a[i] === b[j]) j++;
+      i++;
+    } else {
+      j++; // b[j] is new
+    }
+  }
+  return Math.min(prefix + j + 1, now.length);
+}
+
+/** For each 1-based line, the first line of the statement it belongs to: a statement goes on
+    while brackets are open, a triple-quoted string is open, or a line ends with a backslash.
+    statementHeads(['text("""', 'hi', '""")']) -> [0, 1, 1, 1] */
+export function statementHeads(lines) {
+  const heads = new Int32Array(lines.length + 1);
+  let depth = 0;
+  let openString = null;
+  let continued = false;
+  let head = 1;
+  for (let i = 1; i <= lines.length; i++) {
+    if (depth === 0 && !openString && !continued) head = i;
+    heads[i] = head;
+    const text = lines[i - 1];
+    let j = 0;
+    continued = false;
+    while (j < text.length) {
+      if (openString) {
+        const end = closingQuote(text, j, openString);
+        if (end < 0) break;
+        j = end + openString.length;
+        openString = null;
+        continue;
+      }
+      const ch = text[j];
+      if (ch === '#') break;
+      if (ch === '"' || ch === "'") {
+        const quote = text.startsWith(ch.repeat(3), j) ? ch.repeat(3) : ch;
+        const end = closingQuote(text, j + quote.length, quote);
+        if (end < 0) {
+          if (quote.length === 3) openString = quote;
+          break;
+        }
+        j = end + quote.length;
+        continue;
+      }
+      if (ch === '(' || ch === '[' || ch === '{') depth++;
+      else if (ch === ')' || ch === ']' || ch === '}') depth = Math.max(0, depth - 1);
+      else if (ch === '\\' && j === text.length - 1) continued = true;
+      j++;
+    }
+  }
+  return heads;
+}
+
+function closingQuote(text, from, quote) {
+  for (let k = from; k < text.length; k++) {
+    if (text[k] === '\\') k++;
+    else if (text.startsWith(quote, k)) return k;
+  }
+  return -1;
 }
 
 const isIndex = (value, length) => Number.isInteger(value) && value >= 0 && value < length;
@@ -102,6 +197,10 @@ export class Trace {
       this.lineBase[i + 1] = this.lineBase[i] + file.html.length + 1;
     });
     this.numKeys = this.lineBase[this.files.length];
+    this.heads = this.files.map((file) => {
+      const source = file.source.split('\n');
+      return statementHeads(Array.from(file.html, (_, i) => source[i] ?? ''));
+    });
     this.hiddenKey = new Uint8Array(this.numKeys);
     this.files.forEach((file, i) => {
       for (const line of file.hidden || []) {
@@ -126,13 +225,56 @@ export class Trace {
     });
   }
 
-  indexSteps() {
+  /** Check every step and find the statements that render (the code view shows them as one
+      block): a step is [call, line] or [call, line, extras] with a known call and line. */
+  checkSteps() {
     const { steps, calls, lineBase, hiddenKey } = this;
     const n = steps.length;
     const callFile = Int32Array.from(this.callFunc, (f) => this.functions[f][0]);
-    const fileLines = this.files.map((file) => file.html.length);
-    const stepCall = (this.stepCall = new Int32Array(n));
-    const stepKey = (this.stepKey = new Int32Array(n));
+    this.stepCall = new Int32Array(n);
+    this.stepKey = new Int32Array(n);
+    this.statementKey = new Int32Array(n); // the key of the first line of the step's statement
+    this.rendersInStatement = new Uint8Array(this.numKeys);
+    for (let s = 0; s < n; s++) {
+      const step = steps[s];
+      if (!Array.isArray(step) || !isIndex(step[0], calls.length) || !Number.isInteger(step[1])) {
+        fail(`Malformed trace: steps[${s}] is not [call, line] with a known call.`);
+      }
+      const [call, line, extras] = step;
+      const file = callFile[call];
+      const numLines = this.files[file].html.length;
+      if (line < 1 || line > numLines) {
+        fail(`Malformed trace: steps[${s}] points at line ${line} of ${this.files[file].path}, which has ${numLines} lines.`);
+      }
+      if (extras !== undefined && (extras === null || typeof extras !== 'object' || Array.isArray(extras))) {
+        fail(`Malformed trace: the extras of steps[${s}] are not an object.`);
+      }
+      this.stepCall[s] = call;
+      this.stepKey[s] = lineBase[file] + line;
+      this.statementKey[s] = lineBase[file] + this.heads[file][line];
+      if (hiddenKey[this.stepKey[s]] === 0 && extras && Array.isArray(extras.r) && extras.r.length) {
+        this.rendersInStatement[this.statementKey[s]] = 1;
+      }
+    }
+  }
+
+  /** Whether step s is passed over: Python reports a line event for each line of a statement
+      spread over several lines as its arguments are evaluated, but the code view shows a
+      rendering statement as one block, so only the last of those steps is a stop. A step
+      with renderings, output or an error is always a stop. */
+  passedOver(s) {
+    const next = s + 1;
+    if (next >= this.steps.length || this.stepCall[next] !== this.stepCall[s]) return false;
+    if (this.statementKey[next] !== this.statementKey[s] || !this.rendersInStatement[this.statementKey[s]]) return false;
+    if (this.hiddenKey[this.stepKey[next]]) return false;
+    const extras = this.steps[s][2];
+    return !extras || !['r', 'o', 'e', 'x'].some((key) => key in extras);
+  }
+
+  indexSteps() {
+    this.checkSteps();
+    const { steps, calls, hiddenKey, stepCall, stepKey } = this;
+    const n = steps.length;
     const visibleFlags = (this.visible = new Uint8Array(n));
     const visibleKeys = new Int32Array(n);
     const callKeys = new Int32Array(n);
@@ -146,26 +288,10 @@ export class Trace {
     const seenHeadings = new Set();
     let numVisible = 0;
     for (let s = 0; s < n; s++) {
-      const step = steps[s];
-      if (!Array.isArray(step) || !isIndex(step[0], calls.length) || !Number.isInteger(step[1])) {
-        fail(`Malformed trace: steps[${s}] is not [call, line] with a known call.`);
-      }
-      const call = step[0];
-      const line = step[1];
-      const file = callFile[call];
-      if (line < 1 || line > fileLines[file]) {
-        fail(`Malformed trace: steps[${s}] points at line ${line} of ${this.files[file].path}, which has ${fileLines[file]} lines.`);
-      }
-      const extras = step[2];
-      if (extras !== undefined && (extras === null || typeof extras !== 'object' || Array.isArray(extras))) {
-        fail(`Malformed trace: the extras of steps[${s}] are not an object.`);
-      }
-      const key = lineBase[file] + line;
-      const visible = hiddenKey[key] === 0;
-      stepCall[s] = call;
-      stepKey[s] = key;
+      const key = stepKey[s];
+      const call = stepCall[s];
       renderKeys[s] = -1;
-      if (!visible) {
+      if (hiddenKey[key] || this.passedOver(s)) {
         visibleKeys[s] = -1;
         callKeys[s] = -1;
         continue;
@@ -174,6 +300,7 @@ export class Trace {
       numVisible++;
       visibleKeys[s] = key;
       callKeys[s] = call;
+      const extras = steps[s][2];
       const renderings = extras && extras.r;
       if (!Array.isArray(renderings) || !renderings.length) continue;
       renderKeys[s] = key;
@@ -260,6 +387,11 @@ export class Trace {
     const key = this.lineBase[file] + line;
     const { offsets, items } = this.byLine;
     return offsets[key] < offsets[key + 1] ? items[offsets[key]] : NEVER;
+  }
+
+  /** Whether the statement starting at (file, line) carries renderings (the code view shows it as a block). */
+  statementRenders(file, line) {
+    return this.rendersInStatement[this.lineBase[file] + line] === 1;
   }
 
   hasRenderings(file, line) {
