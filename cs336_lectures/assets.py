@@ -4,7 +4,8 @@ A trace is one JSON file; pictures live beside it in ``assets/``, named by the S
 their bytes, so the same image shown twice is stored once and re-tracing rewrites nothing.
 Small ones (under 8 KiB) are inlined as ``data:`` URLs instead, which saves a request and
 keeps tiny traces self-contained. Remote images are downloaded once into a cache folder
-(``var/files``) so re-tracing a lecture works offline.
+(``var/files``) so re-tracing a lecture works offline; without a network, a download gives up
+within seconds, and once per host: other images from a host that could not be reached fail at once.
 
     >>> store = AssetStore(Path("var/traces/assets"), Path("var/files"))
     >>> store.add(png_bytes, "png")       # 'assets/3f2a9c0d1b7e4a55.png' or 'data:image/png;base64,...'
@@ -17,11 +18,13 @@ import hashlib
 import os
 import re
 import tempfile
+import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
 INLINE_LIMIT = 8 * 1024  # bytes; smaller assets become data: URLs
-FETCH_TIMEOUT_S = 3.0
+FETCH_TIMEOUT_S = 3.0  # per socket operation
+FETCH_DEADLINE_S = 8.0  # for a whole download, name lookup included (which no socket timeout covers)
 FETCH_MAX_BYTES = 64 * 1024 * 1024  # a lecture image larger than this is a mistake
 
 MIME_TYPES = {
@@ -41,7 +44,12 @@ _SUFFIX = re.compile(r"[a-z0-9]{1,10}")
 
 
 class AssetFetchError(OSError):
-    """A remote asset could not be downloaded (network error, HTTP error, too large)."""
+    """A remote asset could not be downloaded; `unreachable` when the host itself could not be reached."""
+
+    def __init__(self, url: str, reason: str, unreachable: bool = False):
+        super().__init__(f"could not fetch {url}: {reason}")
+        self.reason = reason
+        self.unreachable = unreachable
 
 
 class AssetStore:
@@ -50,6 +58,7 @@ class AssetStore:
     def __init__(self, folder: Path, cache_dir: Path):
         self.folder = Path(folder)
         self.cache_dir = Path(cache_dir)
+        self._unreachable: dict[str, str] = {}  # host -> why it could not be reached
 
     def add(self, data: bytes, suffix: str) -> str:
         """Store `data`; return 'assets/<sha256-16>.<suffix>' (relative to the trace) or a data: URL.
@@ -77,27 +86,50 @@ class AssetStore:
         """
         scheme = urlsplit(url).scheme.lower()
         if scheme not in ("http", "https"):
-            raise AssetFetchError(f"can only fetch http(s) URLs, not {url!r}")
+            raise AssetFetchError(url, "only http(s) URLs can be fetched")
         cached = self.cache_dir / cache_name(url)
         if cached.is_file():
             return cached.read_bytes()
-        data = download(url)
+        host = urlsplit(url).netloc.lower()
+        if host in self._unreachable:
+            raise AssetFetchError(url, f"{host} was unreachable earlier ({self._unreachable[host]})", unreachable=True)
+        try:
+            data = download(url)
+        except AssetFetchError as error:
+            if error.unreachable:
+                self._unreachable[host] = error.reason
+            raise
         write_atomic(cached, data)
         return data
 
 
 def download(url: str) -> bytes:
-    """GET `url` with a short timeout; any failure becomes an AssetFetchError saying why."""
+    """GET `url`, giving up after FETCH_DEADLINE_S; any failure becomes an AssetFetchError saying why."""
+    import urllib.error
     import urllib.request  # imported here: it pulls in http, email and ssl
 
-    request = urllib.request.Request(url, headers={"User-Agent": "cs336-lectures"})
-    try:
-        with urllib.request.urlopen(request, timeout=FETCH_TIMEOUT_S) as response:
-            data = response.read(FETCH_MAX_BYTES + 1)
-    except Exception as error:  # URLError, HTTPError, timeouts, bad URLs, ...
-        raise AssetFetchError(f"could not fetch {url}: {error}") from error
+    outcome: dict[str, object] = {}
+
+    def get() -> None:  # in a thread, so that a hanging name lookup cannot hold the lecture
+        request = urllib.request.Request(url, headers={"User-Agent": "cs336-lectures"})
+        try:
+            with urllib.request.urlopen(request, timeout=FETCH_TIMEOUT_S) as response:
+                outcome["data"] = response.read(FETCH_MAX_BYTES + 1)
+        except Exception as error:  # URLError, HTTPError, timeouts, bad URLs, ...
+            outcome["error"] = error
+
+    thread = threading.Thread(target=get, name="cs336-fetch", daemon=True)
+    thread.start()
+    thread.join(FETCH_DEADLINE_S)
+    if thread.is_alive():
+        raise AssetFetchError(url, f"no answer within {FETCH_DEADLINE_S:g} s", unreachable=True)
+    error = outcome.get("error")
+    if error is not None:
+        http_error = isinstance(error, urllib.error.HTTPError)  # the host answered, with an error status
+        raise AssetFetchError(url, str(error), unreachable=not http_error) from error
+    data = outcome["data"]
     if len(data) > FETCH_MAX_BYTES:
-        raise AssetFetchError(f"could not fetch {url}: larger than {FETCH_MAX_BYTES} bytes")
+        raise AssetFetchError(url, f"larger than {FETCH_MAX_BYTES} bytes")
     return data
 
 

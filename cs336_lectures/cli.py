@@ -13,11 +13,17 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
+import math
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
+
+if TYPE_CHECKING:
+    from cs336_lectures.tracer import TraceResult
 
 PROG = "cs336-lectures"
+DEFAULT_MAX_STEPS = 10_000_000  # about 1.5 GB while tracing; a real lecture takes thousands
 DELEGATED = {  # subcommand -> (module defining add_arguments(parser) and run(args), summary)
     "serve": ("cs336_lectures.server", "serve the viewer and traces; re-trace lectures when they change"),
     "build": ("cs336_lectures.site", "export the viewer and traces as a static site"),
@@ -27,7 +33,8 @@ TRACE_DESCRIPTION = """\
 Run each lecture's main() under the tracer (a --section function instead, or the top level
 when the file has no main) and write OUT/STEM.json (OUT/STEM.SECTION.json with --section),
 with its images and plots in OUT/assets/. The top level of a file with a main() runs first,
-untraced, as an import of the module STEM with the file's folder on sys.path."""
+untraced, as an import of the module STEM with the file's folder on sys.path. What the lecture
+prints goes into the trace; its stdin is empty, so input() raises EOFError instead of waiting."""
 TRACE_EPILOG = """\
 directives, in a comment on a line of the lecture:
   # @inspect x y.attr   record these values after the line runs (when they changed)
@@ -62,21 +69,33 @@ def build_parser(argv: list[str] = ()) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Executable lectures: trace a lecture into a JSON trace, then view it in the browser.",
-        epilog=f"Run '{PROG} COMMAND --help' for the options of a command.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    add_trace_arguments(commands.add_parser(
+    subparsers = [commands.add_parser(
         "trace", help="run lectures under the tracer and write their traces",
         formatter_class=argparse.RawDescriptionHelpFormatter, description=TRACE_DESCRIPTION,
         epilog=TRACE_EPILOG,
-    ))
-    for name, (module_name, summary) in DELEGATED.items():
-        sub = commands.add_parser(name, help=summary, description=summary)
-        if argv and argv[0] == name:
+    )]
+    add_trace_arguments(subparsers[0])
+    # The top-level --help shows every command's usage, so serve/build options are loaded for it too.
+    top_level_help = not argv or argv[0] in ("-h", "--help")
+    for name, (module_name, about) in DELEGATED.items():
+        sub = commands.add_parser(name, help=about, description=about)
+        if top_level_help or argv[0] == name:
             module = _delegate(name)
             if module is not None:
                 module.add_arguments(sub)
+        subparsers.append(sub)
+    usages = "".join(_indented_usage(sub) for sub in subparsers)
+    parser.epilog = f"usage of each command:\n{usages}\nRun '{PROG} COMMAND --help' for the options of a command."
     return parser
+
+
+def _indented_usage(parser: argparse.ArgumentParser) -> str:
+    """The parser's usage with 'usage: ' (7 characters) replaced by a 2-space indent, alignment kept."""
+    first, *rest = parser.format_usage().removeprefix("usage: ").splitlines()
+    return "".join([f"  {first}\n", *(f"{line[5:]}\n" for line in rest)])
 
 
 def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
@@ -89,8 +108,9 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
                         help="also trace the code of this module (every file of a package); repeatable")
     parser.add_argument("--inspect-all", action="store_true",
                         help="record every local variable after each line, not only those named by @inspect")
-    parser.add_argument("--max-steps", type=_positive_int, metavar="N",
-                        help="stop after N steps and write the partial trace (status max_steps)")
+    parser.add_argument("--max-steps", type=_positive_int, default=DEFAULT_MAX_STEPS, metavar="N",
+                        help="stop after N steps and write the partial trace (status max_steps; default: "
+                             f"{DEFAULT_MAX_STEPS:,}, so that a runaway loop stops before it fills the memory)")
     parser.add_argument("--timeout", type=_positive_float, metavar="SECONDS",
                         help="stop after this long and write the partial trace (status timeout)")
     parser.add_argument("--seed", type=_seed, default=0, metavar="N",
@@ -99,9 +119,16 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def trace(args: argparse.Namespace, argv: list[str]) -> int:
-    from cs336_lectures.tracer import LectureError, trace_lecture
+    from cs336_lectures.tracer import LectureError, trace_lecture, trace_title
 
     output_dir = Path(args.output)
+    writers: dict[str, str] = {}  # trace title -> the lecture that writes it
+    for file in args.files:
+        title = trace_title(Path(file), args.section)
+        if writers.setdefault(title, file) != file:
+            print(f"{PROG}: error: {writers[title]} and {file} would both write {output_dir / title}.json",
+                  file=sys.stderr)
+            return 2
     status = 0
     for file in args.files:
         try:
@@ -118,14 +145,20 @@ def trace(args: argparse.Namespace, argv: list[str]) -> int:
         except KeyboardInterrupt:
             print(f"{PROG}: interrupted while tracing {file}; no trace written", file=sys.stderr)
             return 130
-        if result.status == "ok":
-            if not args.quiet:
-                steps = f"{result.num_steps} step{'' if result.num_steps == 1 else 's'}"
-                print(f"{result.path}: {steps} in {result.elapsed_s:.1f} s", file=sys.stderr)
-        else:
-            print(f"{file}: {result.status}: {result.message} (trace written to {result.path})", file=sys.stderr)
-            status = max(status, 1)
+        if result.status != "ok" or not args.quiet:  # failures are reported even with --quiet
+            print(summary(result), file=sys.stderr)
+        if result.interrupted:
+            return 130
+        if result.status != "ok":
+            status = 1
     return status
+
+
+def summary(result: TraceResult) -> str:
+    """One line per traced lecture: 'var/traces/lecture_01.json: ok, 493 steps in 1.1 s'."""
+    steps = f"{result.num_steps} step{'' if result.num_steps == 1 else 's'}"
+    line = f"{result.path}: {result.status}, {steps} in {result.elapsed_s:.1f} s"
+    return f"{line}: {result.message}" if result.message else line
 
 
 def _fix_hash_seed() -> None:
@@ -149,31 +182,21 @@ def _delegate(name: str):
         return None
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text}")
-    return value
+def _checked(convert: Callable[[str], float], accept: Callable[[float], bool], expected: str) -> Callable:
+    """An argparse type: `convert` the text, refusing it unless `accept` says yes."""
+
+    def parse(text: str):
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None or not accept(value):
+            raise argparse.ArgumentTypeError(f"must be {expected}, not {text!r}")
+        return value
+
+    return parse
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = -1
-    if not 0 <= value < 2**32:  # the range numpy accepts
-        raise argparse.ArgumentTypeError(f"must be an integer from 0 to 2**32 - 1, not {text!r}")
-    return value
+_positive_int = _checked(int, lambda value: value > 0, "a positive integer")
+_positive_float = _checked(float, lambda value: 0 < value < math.inf, "a positive number of seconds")
+_seed = _checked(int, lambda value: 0 <= value < 2**32, "an integer from 0 to 2**32 - 1")  # numpy's range

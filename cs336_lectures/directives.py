@@ -100,9 +100,11 @@ def _parse_comment(comment: str, filename: str, line: int) -> Directive | None:
     clear: list[str] = []
     flags = {"stepover": False, "hide": False}
     current: str | None = None
+    arguments = 0  # words given to the current directive
     for word in text.replace(",", " ").split():
         if word.startswith("@"):
-            current = word[1:]
+            _check_has_names(current, arguments, filename, line)
+            current, arguments = word[1:], 0
             if current not in KNOWN:
                 _warn(f"unknown directive @{current} (known: @inspect, @clear, @stepover, @hide)", filename, line)
                 current = None
@@ -111,6 +113,7 @@ def _parse_comment(comment: str, filename: str, line: int) -> Directive | None:
             continue
         if current is None:
             continue  # arguments of an unknown directive: already warned about
+        arguments += 1
         if current in flags:
             _warn(f"@{current} takes no arguments, ignoring {word!r}", filename, line)
         elif not _DOTTED_NAME.match(word):
@@ -120,9 +123,15 @@ def _parse_comment(comment: str, filename: str, line: int) -> Directive | None:
                 inspect.append((word, tuple(word.split("."))))
         elif word not in clear:
             clear.append(word)
+    _check_has_names(current, arguments, filename, line)
     if not (inspect or clear or flags["stepover"] or flags["hide"]):
         return None
     return Directive(tuple(inspect), tuple(clear), flags["stepover"], flags["hide"])
+
+
+def _check_has_names(directive: str | None, arguments: int, filename: str, line: int) -> None:
+    if directive in ("inspect", "clear") and arguments == 0:
+        _warn(f"@{directive} needs the names of variables, like @{directive} x", filename, line)
 
 
 def _warn(message: str, filename: str, line: int) -> None:

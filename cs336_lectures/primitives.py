@@ -22,6 +22,7 @@ import math
 import os
 import re
 import sys
+import tokenize
 from dataclasses import dataclass
 from datetime import date as Date
 from pathlib import Path
@@ -329,8 +330,9 @@ def _class_location_from_methods(cls: type) -> tuple[str, int] | None:
         if code is None or not getattr(member, "__qualname__", "").startswith(cls.__qualname__ + "."):
             continue
         try:
-            lines = Path(code.co_filename).read_text().splitlines()
-        except OSError:
+            with tokenize.open(code.co_filename) as file:  # the file's own encoding, as Python reads it
+                lines = file.read().splitlines()
+        except (OSError, SyntaxError, UnicodeDecodeError):
             continue
         for number in range(min(code.co_firstlineno, len(lines)), 0, -1):
             if pattern.match(lines[number - 1]):

@@ -36,8 +36,10 @@ def write_trace(trace: dict, path: str | os.PathLike) -> Path:
     try:
         # dumps, not dump: only the one-shot encoder is the fast C one.
         text = json.dumps(trace, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
+        # A lone surrogate (print("\ud800") in a lecture) has no UTF-8 form; backslashreplace
+        # writes it as the JSON escape \ud800, which is what ensure_ascii would have written.
+        with os.fdopen(handle, "wb") as file:
+            file.write(text.encode("utf-8", "backslashreplace"))
         os.chmod(temp_name, 0o666 & ~_UMASK)  # mkstemp makes it private; a trace is for sharing
         os.replace(temp_name, path)
     except BaseException:

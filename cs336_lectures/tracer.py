@@ -12,8 +12,9 @@ What this layer adds on top of `sys.settrace`:
   line or return event: inspected values are read after the line ran. Renderings, stdout and
   stderr go to the current step of the innermost traced activation. A resumed generator or
   coroutine gets a new call that `continues` the previous activation of its frame.
-- Robustness. An exception in the lecture still yields a trace, ending in an error step;
-  `max_steps` and `timeout` stop a runaway lecture and keep the partial trace.
+- Robustness. An exception in the lecture (Ctrl-C included) still yields a trace, ending in an
+  error step; `max_steps` and `timeout` stop a runaway lecture and keep the partial trace. The
+  lecture's stdin is empty while it is traced, so input() fails at once instead of waiting.
 
     >>> result = trace_lecture(Path("lectures/lecture_01.py"), output_dir=Path("var/traces"))
     >>> result.status, result.num_steps
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import codecs
 import datetime
 import dis
 import importlib.util
@@ -36,6 +38,7 @@ import signal
 import sys
 import threading
 import time
+import tokenize
 import traceback
 import types
 import warnings
@@ -49,23 +52,22 @@ from cs336_lectures.trace_format import FORMAT, VERSION, write_trace
 
 RUNTIME_MODULES = frozenset({"__init__", "__main__", "assets", "cli", "directives", "primitives", "rendering",
                              "server", "site", "trace_format", "tracer", "values"})
+MAX_OUTPUT = 10_000_000  # characters of stdout + stderr kept in one trace
+OUTPUT_CUT = f"\n[output limit of {MAX_OUTPUT:,} characters reached: the rest of the output is not in the trace]\n"
 CHECK_EVERY = 4096  # steps between checks of --max-steps / --timeout / the progress display
 _NOT_FOUND = object()
 _YIELD_VALUE = dis.opmap["YIELD_VALUE"]  # the instruction a suspended generator or coroutine stopped at
 
 
 class LectureError(Exception):
-    """The lecture could not be started: missing file, bad syntax, failed import, no such section."""
+    """The lecture could not be started (missing file, bad syntax, failed import, no such section),
+    or its trace could not be written."""
 
 
 class _StopTracing(BaseException):
     """Raised from the trace function to end a runaway lecture (a BaseException so that the
-    lecture's own `except Exception` does not swallow it)."""
-
-    def __init__(self, status: str, message: str):
-        super().__init__(message)
-        self.status = status
-        self.message = message
+    lecture's own `except Exception` does not swallow it). The tracer notes why before raising
+    it: a bare `except:` in the lecture may still swallow it, and the trace must say so anyway."""
 
 
 @dataclass
@@ -77,6 +79,7 @@ class TraceResult:
     num_steps: int
     elapsed_s: float
     message: str | None = None
+    interrupted: bool = False  # Ctrl-C: the trace is written, and no further lecture should be traced
 
 
 @dataclass
@@ -163,7 +166,7 @@ class Tracer:
         for path in traced_paths:
             real = os.path.realpath(path)
             if real not in self._directives_of:
-                source = Path(real).read_text(encoding="utf-8")
+                source = read_source(real)
                 self._directives_of[real] = parse_directives(source, _display_path(real))
         if traced_paths:
             self.file_index(str(traced_paths[0]))  # the lecture is files[0]; modules join when they run
@@ -175,20 +178,24 @@ class Tracer:
         self.stop_status: str | None = None
         self.stop_message: str | None = None
         self._watchdog_fired = False
+        # Output as pieces per (step, "o" or "e"), joined once when the trace is written: adding
+        # to a growing string would be quadratic for a line that prints thousands of times.
+        self._output: dict[tuple[int, str], list[str]] = {}
+        self._output_left = MAX_OUTPUT
 
     # --- the Recorder protocol (primitives.py) ---------------------------------------------
 
     def add_rendering(self, rendering: dict) -> None:
-        extras = self._current_extras()
-        if extras is not None:
-            extras.setdefault("r", []).append(rendering)
+        index = self._current_step()
+        if index >= 0:
+            _extras(self.steps[index]).setdefault("r", []).append(rendering)
 
     def file_index(self, path: str) -> int:
         """The index of `path` in the trace's files, adding it (source, directives) if new."""
         real = os.path.realpath(path)
         index = self._file_ids.get(real)
         if index is None:
-            source = Path(real).read_text(encoding="utf-8")
+            source = read_source(real)
             directives = self._directives_of.get(real)
             if directives is None:  # only linked to: its directives matter for @hide alone, so stay quiet
                 with warnings.catch_warnings():
@@ -208,7 +215,8 @@ class Tracer:
         """
         from cs336_lectures import primitives
 
-        stdout, stderr = sys.stdout, sys.stderr
+        stdin, stdout, stderr = sys.stdin, sys.stdout, sys.stderr
+        cwd = os.getcwd()  # a lecture may chdir; the trace is still written where it was asked for
         previous_trace = sys.gettrace()
         watchdog = self._start_watchdog()
         self.started = time.perf_counter()
@@ -216,33 +224,39 @@ class Tracer:
         failure: BaseException | None = None
         primitives.set_recorder(self)
         sys.stdout, sys.stderr = _StepWriter(self, "o", stdout), _StepWriter(self, "e", stderr)
+        sys.stdin = io.StringIO()  # input() gets EOFError at once: a trace never waits for a keyboard
         try:
             try:
-                sys.settrace(self._global_tracer())
+                global_tracer = self._global_tracer()
+                sys.settrace(global_tracer)
                 try:
                     result = function()
                     if inspect.iscoroutine(result):  # an `async def main()`
                         import asyncio
 
                         asyncio.run(result)
+                    if sys.gettrace() is not global_tracer and self.stop_status is None:
+                        self._note_tracing_lost()
                 finally:
                     sys.settrace(previous_trace)
                     self._stop_watchdog(watchdog)
-            except _StopTracing as stop:
-                self.stop_status, self.stop_message = stop.status, stop.message
-        except KeyboardInterrupt:
+            except _StopTracing:
+                pass  # check_limits has set stop_status and stop_message
+        except KeyboardInterrupt as interrupt:
             if not self._watchdog_fired:
-                raise
-            self._note_timeout()
+                failure = interrupt  # Ctrl-C: the partial trace is kept, ending in an error step
         except SystemExit as exit:  # sys.exit() in a lecture: a failure unless it says success
             if exit.code not in (None, 0):
                 failure = exit
         except Exception as error:  # the lecture failed: that goes into the trace
             failure = error
         finally:
-            sys.stdout, sys.stderr = stdout, stderr
+            sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
+            os.chdir(cwd)
             primitives.set_recorder(None)
             self.current = None
+        if self._watchdog_fired and self.stop_status is None:
+            self._note_timeout()
         self.elapsed_s = time.perf_counter() - self.started
         if failure is not None:
             self._record_error(failure)
@@ -304,14 +318,17 @@ class Tracer:
         return activation.callback
 
     def finish_line(self, activation: _Activation, frame: types.FrameType, event: str) -> None:
-        """Called at the next event of the frame after a line with a directive: the line has run,
-        unless the frame is only suspending (yield, await): then the resumed activation finishes it."""
+        """Called at the next event of the frame after a line with a directive: the line has run.
+
+        A frame only suspending (yield, await) has run its line up to there: its values are recorded
+        now, since it may never be resumed, and again (when changed) by the resumed activation,
+        which finishes the line."""
         directive = activation.pending
         if directive.stepover:
             self.suppress = False
-        if event == "return" and frame.f_code.co_code[frame.f_lasti] == _YIELD_VALUE:
-            return
-        activation.pending = None
+        suspending = event == "return" and frame.f_code.co_code[frame.f_lasti] == _YIELD_VALUE
+        if not suspending:
+            activation.pending = None
         for name, path in directive.inspect:
             value = _lookup(frame, path)
             if value is not _NOT_FOUND:
@@ -320,7 +337,7 @@ class Tracer:
             for name, value in list(frame.f_locals.items()):
                 if not (name.startswith("__") or isinstance(value, (types.ModuleType, types.FunctionType, type))):
                     self._record_value(activation, name, value)
-        if directive.clear:
+        if directive.clear and not suspending:
             extras = _extras(self.steps[activation.step])
             cleared = extras.setdefault("c", [])
             for name in directive.clear:
@@ -337,13 +354,18 @@ class Tracer:
             _extras(self.steps[activation.step]).setdefault("v", {})[name] = encoded
 
     def add_output(self, key: str, text: str) -> None:
-        extras = self._current_extras()
-        if extras is not None and text:
-            extras[key] = extras.get(key, "") + text
+        """Text the lecture wrote to stdout ("o") or stderr ("e"), for the current step."""
+        index = self._current_step()
+        if index < 0 or not text or self._output_left <= 0:
+            return
+        if len(text) > self._output_left:
+            text = text[: self._output_left] + OUTPUT_CUT
+        self._output_left -= len(text)
+        self._output.setdefault((index, key), []).append(text)
 
-    def _current_extras(self) -> dict | None:
-        index = self.current.step if self.current is not None else len(self.steps) - 1
-        return _extras(self.steps[index]) if index >= 0 else None
+    def _current_step(self) -> int:
+        """The step that output and renderings belong to: the innermost traced line (-1: none yet)."""
+        return self.current.step if self.current is not None else len(self.steps) - 1
 
     # --- limits and progress ---------------------------------------------------------------
 
@@ -351,11 +373,13 @@ class Tracer:
         """Called every CHECK_EVERY steps (and at exactly max_steps)."""
         count = len(self.steps)
         if self.max_steps is not None and count >= self.max_steps:
-            raise _StopTracing("max_steps", f"stopped after {count} steps (the limit set by --max-steps)")
+            self.stop_status = "max_steps"
+            self.stop_message = f"stopped after {count} steps (the limit set by --max-steps)"
+            raise _StopTracing
         elapsed = time.perf_counter() - self.started
         if self.timeout is not None and elapsed >= self.timeout:
-            raise _StopTracing("timeout", f"stopped after {self.timeout:g} s (the limit set by --timeout), "
-                                          f"at step {count}")
+            self._note_timeout()
+            raise _StopTracing
         if self.on_progress is not None:
             self.on_progress(count, elapsed)
         self.checkpoint = count + CHECK_EVERY
@@ -404,6 +428,13 @@ class Tracer:
         finally:
             signal.signal(signal.SIGINT, self._previous_sigint)
 
+    def _note_tracing_lost(self) -> None:
+        # CPython switches tracing off for good when the trace function itself raises, and at the
+        # recursion limit the call into it is what raises; the lecture may then catch the error.
+        self.stop_status = "error"
+        self.stop_message = (f"tracing stopped at step {len(self.steps)}, before the lecture ended: it reached "
+                             f"Python's recursion limit (or called sys.settrace); the rest of the run is not in the trace")
+
     def _note_timeout(self) -> None:
         self.stop_status = "timeout"
         self.stop_message = (f"stopped after {self.timeout:g} s (the limit set by --timeout), "
@@ -446,6 +477,8 @@ class Tracer:
             }
             for file in self.files
         ]
+        for (index, key), pieces in self._output.items():
+            _extras(self.steps[index])[key] = "".join(pieces)
         header = {**header, "num_steps": len(self.steps)}
         return {"format": FORMAT, "version": VERSION, "header": header, "files": files,
                 "functions": self.functions, "calls": self.calls, "steps": self.steps}
@@ -458,6 +491,7 @@ class _StepWriter(io.TextIOBase):
         self._tracer = tracer
         self._key = key
         self._encoding = getattr(original, "encoding", None) or "utf-8"
+        self.buffer = _StepBytes(self)
 
     @property
     def encoding(self) -> str:
@@ -474,6 +508,21 @@ class _StepWriter(io.TextIOBase):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         self._tracer.add_output(self._key, text)
         return len(text)
+
+
+class _StepBytes(io.BufferedIOBase):
+    """sys.stdout.buffer during a trace: bytes are decoded (UTF-8, incrementally) onto the text stream."""
+
+    def __init__(self, text: _StepWriter):
+        self._text = text
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: bytes) -> int:
+        self._text.write(self._decoder.decode(bytes(data)))
+        return len(data)
 
 
 def _extras(step: list) -> dict:
@@ -507,11 +556,23 @@ def _traceback_entries(tb: types.TracebackType | None) -> Iterator[types.Traceba
 
 
 def _format_traceback(error: BaseException) -> str:
-    """The traceback as Python prints it, minus the tracer's own frames at the top."""
-    tb = error.__traceback__
-    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
-        tb = tb.tb_next
-    return "".join(traceback.format_exception(type(error), error, tb))
+    """The traceback as Python prints it (chained exceptions too), minus the tracer's own frames."""
+    summary = traceback.TracebackException.from_exception(error)
+    pending, seen = [summary], set()
+    while pending:
+        part = pending.pop()
+        if id(part) in seen:
+            continue
+        seen.add(id(part))
+        part.stack = traceback.StackSummary.from_list([frame for frame in part.stack if frame.filename != __file__])
+        pending += [chained for chained in (part.__cause__, part.__context__) if chained is not None]
+    return "".join(summary.format())
+
+
+def read_source(path: str | os.PathLike) -> str:
+    """A Python file's text as the interpreter reads it: a BOM or a `# coding:` line is honoured."""
+    with tokenize.open(path) as file:
+        return file.read()
 
 
 def _display_path(path: str) -> str:
@@ -534,21 +595,23 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
     """
     entry = _check_lecture(path, section)
     traced = [path.resolve(), *_module_files(trace_modules)]
-    title = path.stem if section is None else f"{path.stem}.{section}"
+    title = trace_title(path, section)
     from cs336_lectures.assets import AssetStore
 
     with _progress_display(title, quiet) as on_progress:
-        tracer = Tracer(traced, assets=AssetStore(output_dir / "assets", Path("var/files")),
+        assets = AssetStore(output_dir.absolute() / "assets", Path("var/files").absolute())  # the lecture may chdir
+        tracer = Tracer(traced, assets=assets,
                         inspect_all=inspect_all, max_steps=max_steps, timeout=timeout,
                         on_progress=on_progress)
         seed_everything(seed)
         created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         with _lecture_module(path) as (module, load):
-            if entry == "<module>":
-                failure = tracer.run(load)
-            else:
+            if entry != "<module>":
                 _import_untraced(path, load)
-                failure = tracer.run(getattr(module, entry))
+            _make_folder(output_dir)  # before the run, so that a bad -o does not cost a whole lecture
+            failure = tracer.run(load if entry == "<module>" else getattr(module, entry))
+            if entry == "<module>" and _is_top_level_import_error(path, failure):
+                raise _import_failure(path, failure)  # as it is for a lecture with a main()
 
         header = {"title": title, "source": str(path), "entry": entry, "created": created,
                   "elapsed_s": round(tracer.elapsed_s, 3), **environment(), "command": list(command),
@@ -564,8 +627,17 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
             header["message"] = message
         if on_progress is not None:
             on_progress(len(tracer.steps), tracer.elapsed_s, "writing")
-        out_path = write_trace(tracer.to_dict(header), output_dir / f"{title}.json")
-    return TraceResult(out_path, header["status"], len(tracer.steps), header["elapsed_s"], message)
+        try:
+            out_path = write_trace(tracer.to_dict(header), output_dir / f"{title}.json")
+        except OSError as error:
+            raise LectureError(f"{output_dir / title}.json: cannot write the trace: {error.strerror or error}") from None
+    return TraceResult(out_path, header["status"], len(tracer.steps), header["elapsed_s"], message,
+                       interrupted=isinstance(failure, KeyboardInterrupt))
+
+
+def trace_title(path: Path, section: str | None = None) -> str:
+    """The trace's name: the file stem, plus `.SECTION` for one section ('lecture_01.tokenization')."""
+    return path.stem if section is None else f"{path.stem}.{section}"
 
 
 def _check_lecture(path: Path, section: str | None) -> str:
@@ -575,8 +647,7 @@ def _check_lecture(path: Path, section: str | None) -> str:
     if not path.is_file():
         raise LectureError(f"{path}: not a file")
     try:
-        source = path.read_text(encoding="utf-8")
-        tree = ast.parse(source, filename=str(path))
+        tree = ast.parse(read_source(path), filename=str(path))
     except SyntaxError as error:
         raise LectureError(f"{path}:{error.lineno}: syntax error: {error.msg}") from None
     except (OSError, UnicodeDecodeError) as error:
@@ -588,6 +659,13 @@ def _check_lecture(path: Path, section: str | None) -> str:
             raise LectureError(f"{path}: no top-level function {section!r} to trace (functions: {known})")
         return section
     return "main" if "main" in functions else "<module>"
+
+
+def _make_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise LectureError(f"{folder}: cannot create the output folder: {error.strerror or error}") from None
 
 
 def _module_files(names: tuple[str, ...]) -> list[Path]:
@@ -612,7 +690,8 @@ def _module_files(names: tuple[str, ...]) -> list[Path]:
 
 @contextmanager
 def _lecture_module(path: Path) -> Iterator[tuple[types.ModuleType, Callable[[], None]]]:
-    """A fresh module named after the file's stem, its folder first on sys.path, removed after."""
+    """A fresh module named after the file's stem, its folder first on sys.path and sys.argv as
+    `python FILE` would set it (not the tracer's own arguments), all undone after."""
     folder = str(path.resolve().parent)
     saved = sys.modules.get(path.stem)
     saved_file = getattr(saved, "__file__", None)
@@ -624,9 +703,11 @@ def _lecture_module(path: Path) -> Iterator[tuple[types.ModuleType, Callable[[],
     module = importlib.util.module_from_spec(spec)
     sys.modules[path.stem] = module
     sys.path.insert(0, folder)
+    argv, sys.argv = sys.argv, [str(path)]
     try:
         yield module, lambda: spec.loader.exec_module(module)
     finally:
+        sys.argv = argv
         if folder in sys.path:
             sys.path.remove(folder)
         if saved is not None:
@@ -639,19 +720,28 @@ def _import_untraced(path: Path, load: Callable[[], None]) -> None:
     try:
         load()
     except (Exception, SystemExit) as error:
-        line = _lecture_line(path, error)
-        where = f"{path}:{line}" if line else str(path)
-        raise LectureError(f"{where}: import failed: {type(error).__name__}: {error}") from None
+        raise _import_failure(path, error) from None
 
 
-def _lecture_line(path: Path, error: BaseException) -> int | None:
-    """The last line of `path` in the error's traceback (where the lecture went wrong)."""
+def _import_failure(path: Path, error: BaseException) -> LectureError:
+    site = _lecture_frame(path, error)
+    where = f"{path}:{site.tb_lineno}" if site is not None else str(path)
+    return LectureError(f"{where}: import failed: {type(error).__name__}: {error}")
+
+
+def _is_top_level_import_error(path: Path, error: BaseException | None) -> bool:
+    site = _lecture_frame(path, error) if isinstance(error, ImportError) else None
+    return site is not None and site.tb_frame.f_code.co_name == "<module>"
+
+
+def _lecture_frame(path: Path, error: BaseException) -> types.TracebackType | None:
+    """The last traceback entry in `path` (where the lecture went wrong), if any."""
     real = os.path.realpath(path)
-    line = None
+    site = None
     for tb in _traceback_entries(error.__traceback__):
         if os.path.realpath(tb.tb_frame.f_code.co_filename) == real:
-            line = tb.tb_lineno
-    return line
+            site = tb
+    return site
 
 
 def _one_line(error: BaseException, tracer: Tracer) -> str:
@@ -661,7 +751,7 @@ def _one_line(error: BaseException, tracer: Tracer) -> str:
         file = tracer.files[tracer.functions[tracer.calls[last[0]][0]][0]].path
         where = f" ({file}:{last[1]})"
     message = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {message[0] if message else ''}{where}"
+    return f"{type(error).__name__}{': ' + message[0] if message else ''}{where}"
 
 
 def seed_everything(seed: int) -> None:

@@ -9,9 +9,9 @@ capped, and a whole value has a size budget. Tensors carry their layout (stride,
 offset, an id for the underlying storage) because lectures teach exactly that.
 
 Conventions beyond trace/README.md: strides are in elements for numpy arrays too (as in
-torch); complex elements are [real, imag] pairs; float32 and narrower floats are written as
-the exact double they hold; sets are listed in sorted order so traces do not depend on
-string hashing.
+torch); complex elements are [real, imag] pairs; float32 and narrower floats are written with
+the shortest digits that give back the same float32 (0.1, not 0.10000000149011612); sets are
+listed in sorted order so traces do not depend on string hashing.
 
     >>> encoder = ValueEncoder()
     >>> encoder.encode([1, 2.5, "a"])

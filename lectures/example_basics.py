@@ -24,7 +24,7 @@ def primitives():
          "inline $e^{i\\pi} + 1 = 0$ or displayed:")
     text("$$\\text{compression ratio} = \\frac{\\text{UTF-8 bytes}}{\\text{tokens}}$$")
     text("verbatim=True shows text as-is, e.g. a regular expression: \\p{L}+|\\s+", verbatim=True)
-    text("style= takes CSS declarations.", style={"color": "darkred", "font-weight": "bold"})
+    text("style= takes CSS declarations.", style={"color": "#c2410c", "font-weight": "bold"})
 
     text("`link` takes a Reference, a URL, keyword arguments, or a function or class:")
     link(Reference(title="Neural Machine Translation of Rare Words with Subword Units",

@@ -42,11 +42,15 @@ def test_trace_writes_one_trace_per_lecture(tmp_path, capsys, validate_trace):
     assert captured.out == "" and captured.err == ""  # --quiet, and the lecture's print went to the trace
 
 
-def test_summary_line_without_quiet(tmp_path, capsys, validate_trace):
-    lecture = write(tmp_path, "lecture.py", GOOD)
-    assert main(["trace", str(lecture), "-o", str(tmp_path)]) == 0
-    assert "lecture.json: 2 steps" in capsys.readouterr().err
-    validate_trace(tmp_path / "lecture.json")
+def test_one_summary_line_per_lecture_without_quiet(tmp_path, capsys, validate_trace):
+    good = write(tmp_path, "lecture.py", GOOD)
+    bad = write(tmp_path, "bad.py", "def main():\n    raise ValueError('broken')\n")
+    assert main(["trace", str(good), str(bad), "-o", str(tmp_path / "out")]) == 1
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith(f"{tmp_path / 'out' / 'lecture.json'}: ok, 2 steps in ")
+    assert lines[1].startswith(f"{tmp_path / 'out' / 'bad.json'}: error, 1 step in ")
+    assert lines[1].endswith(f"ValueError: broken ({bad}:2)") and len(lines) == 2
+    validate_trace(tmp_path / "out" / "lecture.json")
 
 
 @pytest.mark.parametrize("source, expected", [
@@ -63,6 +67,33 @@ def test_lectures_that_cannot_start_give_one_line_and_exit_2(tmp_path, capsys, s
     line = one_line_error(capsys.readouterr().err)
     assert line.startswith("cs336-lectures: error: ") and expected in line
     assert not (tmp_path / "out").exists()
+
+
+def test_an_import_error_at_the_top_of_a_lecture_without_main_is_a_usage_error(tmp_path, capsys):
+    lecture = write(tmp_path, "flat.py", "x = 1\nimport not_a_module_anywhere\n")
+    assert main(["trace", str(lecture), "-o", str(tmp_path / "out")]) == 2
+    line = one_line_error(capsys.readouterr().err)
+    assert "flat.py:2: import failed: ModuleNotFoundError" in line and not (tmp_path / "out" / "flat.json").exists()
+
+
+def test_an_output_folder_that_cannot_be_made_is_one_line_before_any_run(tmp_path, capsys):
+    lecture = write(tmp_path, "lecture.py", "def main():\n    print('ran')\n")
+    blocker = write(tmp_path, "blocker", "a file where the folder should be")
+    assert main(["trace", str(lecture), "-o", str(blocker / "traces")]) == 2
+    captured = capsys.readouterr()
+    line = one_line_error(captured.err)
+    assert line.startswith(f"cs336-lectures: error: {blocker / 'traces'}: cannot create the output folder")
+    assert "ran" not in captured.out
+
+
+def test_keyboard_interrupt_keeps_the_partial_trace_and_stops(tmp_path, capsys, validate_trace):
+    first = write(tmp_path, "first.py", "def main():\n    x = 1\n    raise KeyboardInterrupt\n")
+    second = write(tmp_path, "second.py", GOOD)
+    assert main(["trace", str(first), str(second), "-o", str(tmp_path / "out"), "--quiet"]) == 130
+    assert one_line_error(capsys.readouterr().err).endswith(f"KeyboardInterrupt ({first}:3)")
+    trace = validate_trace(tmp_path / "out" / "first.json")
+    assert trace["header"]["status"] == "error" and trace["steps"][-1][2]["x"]["type"] == "KeyboardInterrupt"
+    assert not (tmp_path / "out" / "second.json").exists()
 
 
 def test_a_failing_lecture_exits_1_with_its_trace_written(tmp_path, capsys, validate_trace):
@@ -103,7 +134,7 @@ def test_progress_display_on_a_terminal_only(tmp_path, monkeypatch, capsys, vali
     monkeypatch.setattr(sys, "stderr", terminal)
     assert main(["trace", str(lecture), "-o", str(tmp_path)]) == 0
     shown = terminal.getvalue()
-    assert "tracing lecture" in shown and "lecture.json: 10002 steps" in shown
+    assert "tracing lecture" in shown and "lecture.json: ok, 10002 steps" in shown
     assert "done" not in shown and capsys.readouterr().out == ""
     validate_trace(tmp_path / "lecture.json")
 
@@ -129,8 +160,9 @@ def test_help_documents_every_command(capsys):
         main(["--help"])
     assert exit.value.code == 0
     text = capsys.readouterr().out
-    for command in ("trace", "serve", "build"):
-        assert command in text
+    for usage in ("cs336-lectures trace [-h] [-o DIR] [--section NAME]", "--trace-module MODULE", "--inspect-all",
+                  "cs336-lectures serve [-h] [--traces DIR]", "cs336-lectures build [-h] [--out DIR]"):
+        assert usage in text  # every command with its options, right in the top-level help
     with pytest.raises(SystemExit):
         main(["trace", "--help"])
     text = capsys.readouterr().out
@@ -165,3 +197,12 @@ def test_module_entry_point_runs_the_tracer_deterministically(tmp_path, validate
         trace = validate_trace(tmp_path / run / "lecture.json")
         printed.append(trace["steps"][-1][2]["o"])
     assert printed[0] == printed[1]  # set order depends on the hash seed, which the command fixes
+
+
+def test_two_lectures_that_would_write_the_same_trace_are_refused(tmp_path, capsys):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first, second = write(tmp_path / "a", "lecture.py", GOOD), write(tmp_path / "b", "lecture.py", GOOD)
+    assert main(["trace", str(first), str(second), "-o", str(tmp_path / "out")]) == 2
+    assert "would both write" in one_line_error(capsys.readouterr().err)
+    assert not (tmp_path / "out").exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import hashlib
 import http.server
@@ -379,9 +380,15 @@ def test_fetch_refuses_other_schemes_and_reports_failures(tmp_path):
     assert not (tmp_path / "cache").exists()
 
 
-def test_fetch_downloads_once_into_the_cache(tmp_path):
+@contextlib.contextmanager
+def png_server(missing: str = "/missing.png"):
+    """A local HTTP server answering PNG_1x1 for every path but `missing` (404); yields its base URL."""
+
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
+            if self.path == missing:
+                self.send_error(404)
+                return
             self.send_response(200)
             self.send_header("Content-Length", str(len(PNG_1x1)))
             self.end_headers()
@@ -391,15 +398,19 @@ def test_fetch_downloads_once_into_the_cache(tmp_path):
             pass
 
     server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{server.server_port}/images/dot.png"
-    store = AssetStore(tmp_path / "assets", tmp_path / "cache")
+    threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        assert store.fetch(url) == PNG_1x1
+        yield f"http://127.0.0.1:{server.server_port}"
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_fetch_downloads_once_into_the_cache(tmp_path):
+    store = AssetStore(tmp_path / "assets", tmp_path / "cache")
+    with png_server() as base:
+        url = f"{base}/images/dot.png"
+        assert store.fetch(url) == PNG_1x1
     assert store.fetch(url) == PNG_1x1  # the server is gone: this came from the cache
     assert [p.name for p in (tmp_path / "cache").iterdir()] == [cache_name(url)]
     assert cache_name(url).endswith(".png")
@@ -413,3 +424,34 @@ def test_fetch_downloads_once_into_the_cache(tmp_path):
 )
 def test_image_formats_are_sniffed(data, suffix):
     assert sniff_image_suffix(data) == suffix
+
+
+def test_a_hanging_name_lookup_gives_up_and_the_host_is_then_skipped(tmp_path, monkeypatch):
+    import socket
+
+    release, lookups = threading.Event(), []
+
+    def hanging_lookup(*args, **kwargs):  # a resolver that never answers, as without a network
+        lookups.append(args[0])
+        release.wait()
+        raise socket.gaierror("no network")
+
+    monkeypatch.setattr(assets_module, "FETCH_DEADLINE_S", 0.2)
+    monkeypatch.setattr(socket, "getaddrinfo", hanging_lookup)
+    store = AssetStore(tmp_path / "assets", tmp_path / "cache")
+    try:
+        with pytest.raises(AssetFetchError, match="no answer within 0.2 s"):
+            store.fetch("http://images.invalid/one.png")
+        with pytest.raises(AssetFetchError, match="images.invalid was unreachable earlier"):
+            store.fetch("http://images.invalid/two.png")
+    finally:
+        release.set()
+    assert len(lookups) == 1  # the second image did not wait again
+
+
+def test_an_http_error_does_not_mark_the_host_unreachable(tmp_path):
+    store = AssetStore(tmp_path / "assets", tmp_path / "cache")
+    with png_server(missing="/missing.png") as base:
+        with pytest.raises(AssetFetchError, match="404"):
+            store.fetch(f"{base}/missing.png")
+        assert store.fetch(f"{base}/present.png") == PNG_1x1

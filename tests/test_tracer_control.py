@@ -113,6 +113,10 @@ def test_malformed_directive_arguments_warn():
         parse_directives("x = 1  # @inspect x[0]\n", "lecture.py")
     with pytest.warns(DirectiveWarning, match="takes no arguments"):
         parse_directives("x = 1  # @hide x\n", "lecture.py")
+    with pytest.warns(DirectiveWarning, match="@inspect needs the names of variables"):
+        assert parse_directives("x = 1  # @inspect @stepover\n", "lecture.py")[1].stepover
+    with pytest.warns(DirectiveWarning, match="@clear needs the names of variables"):
+        assert parse_directives("x = 1  # @clear\n", "lecture.py") == {}
 
 
 def test_uncaught_exception_ends_with_an_error_step(tmp_path, validate_trace):
@@ -356,9 +360,10 @@ def test_the_runtime_is_never_traced(tmp_path, validate_trace):
 def test_the_process_state_is_restored_after_a_trace(tmp_path, validate_trace, body, max_steps):
     from cs336_lectures.primitives import active_recorder
 
-    stdout, stderr, trace_function = sys.stdout, sys.stderr, sys.gettrace()
+    stdin, stdout, stderr, trace_function = sys.stdin, sys.stdout, sys.stderr, sys.gettrace()
     trace_program(tmp_path, f"def main():\n    {body}\n", validate_trace, max_steps=max_steps)
-    assert (sys.stdout, sys.stderr, sys.gettrace(), active_recorder()) == (stdout, stderr, trace_function, None)
+    assert (sys.stdin, sys.stdout, sys.stderr, sys.gettrace(), active_recorder()) == (stdin, stdout, stderr,
+                                                                                      trace_function, None)
     assert "lecture" not in sys.modules
 
 
