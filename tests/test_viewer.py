@@ -39,7 +39,7 @@ def open_lecture(page, site, step: int | None = None, name: str = "demo", extra:
 
 
 def url_step(page) -> int:
-    return int(parse_qs(urlparse(page.url).query)["step"][0])
+    return int(parse_qs(urlparse(page.evaluate("location.href")).query)["step"][0])
 
 
 def current_line(page) -> int:
@@ -58,7 +58,7 @@ def test_index_lists_traces_and_opens_one(page, site):
     assert "ZeroDivisionError: division by zero" in broken.inner_text()
     demo.locator("a").click()
     page.wait_for_selector(".unit.current")
-    assert parse_qs(urlparse(page.url).query)["trace"] == ["demo"]
+    assert parse_qs(urlparse(page.evaluate("location.href")).query)["trace"] == ["demo"]
     assert page.locator("#title").inner_text() == "demo"
 
 
@@ -176,7 +176,7 @@ def test_reveal_mode_shows_only_lines_run_so_far(page, site):
     assert earlier.is_visible()
     assert not later.is_visible()
     assert not page.locator(".block", has_text="The end").is_visible()
-    page.goto(page.url.replace(f"step={url_step(page)}", f"step={step_at('numbers =')}"))
+    page.goto(page.evaluate("location.href").replace(f"step={url_step(page)}", f"step={step_at('numbers =')}"))
     page.wait_for_selector(".unit.current")
     page.keyboard.press("A")
     assert later.is_visible()
@@ -197,7 +197,7 @@ def test_deep_link_and_back_button(page, site):
     page.go_back()
     page.wait_for_function(f"new URLSearchParams(location.search).get('step') === '{target}'")
     assert current_line(page) == line_of(DEMO_SOURCE, "print(")
-    assert "theme=paper" in page.url
+    assert "theme=paper" in page.evaluate("location.href")
 
 
 def test_env_panel_shows_tensors_as_tables(page, site):
@@ -303,7 +303,7 @@ def test_g_returns_to_the_index(page, site):
     open_lecture(page, site, 0)
     page.keyboard.press("g")
     page.locator(".trace-card").first.wait_for()
-    assert "trace=" not in page.url
+    assert "trace=" not in page.evaluate("location.href")
 
 
 def test_viewer_api_and_loaded_event(page, site):

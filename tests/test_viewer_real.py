@@ -54,7 +54,7 @@ def site(tmp_path_factory, validate_trace):
 
 
 def url_step(page) -> int:
-    return int(parse_qs(urlparse(page.url).query)["step"][0])
+    return int(parse_qs(urlparse(page.evaluate("location.href")).query)["step"][0])
 
 
 def current_line(page) -> int:
