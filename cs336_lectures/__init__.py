@@ -7,9 +7,38 @@ The public surface of the runtime is small:
 - ``load_trace``: read a trace written by ``cs336-lectures trace``.
 
 Content lives in submodules (``cs336_lectures.tokenization``, ``.accounting``, ...).
+The names above are imported on first use, so that ``cs336-lectures`` starts fast.
 """
 
-from cs336_lectures.primitives import Reference, image, link, plot, text
-from cs336_lectures.trace_format import Trace, load_trace
+from __future__ import annotations
 
-__all__ = ["Reference", "Trace", "image", "link", "load_trace", "plot", "text"]
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from cs336_lectures.primitives import Reference, image, link, plot, text
+    from cs336_lectures.trace_format import Trace, load_trace
+
+_HOMES = {
+    "Reference": "primitives",
+    "image": "primitives",
+    "link": "primitives",
+    "plot": "primitives",
+    "text": "primitives",
+    "Trace": "trace_format",
+    "load_trace": "trace_format",
+}
+
+__all__ = sorted(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module 'cs336_lectures' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"cs336_lectures.{_HOMES[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOMES))
