@@ -57,11 +57,13 @@ class SGD(ParameterOptimizer):
     """p -= lr * (g + weight_decay * p). State: none (0 values per parameter).
 
     Same names and defaults as torch.optim.SGD without momentum: SGD(model.parameters(), lr=0.1).
+    weight_decay is keyword-only: torch.optim.SGD's third positional argument is momentum,
+    which SGD(params, 0.1, 0.9) must not silently turn into weight decay.
     """
 
     state_values_per_parameter = 0
 
-    def __init__(self, params: Iterable, lr: float = 1e-3, weight_decay: float = 0.0):
+    def __init__(self, params: Iterable, lr: float = 1e-3, *, weight_decay: float = 0.0):
         if lr < 0 or weight_decay < 0:
             raise ValueError(f"lr and weight_decay must be >= 0, got {lr} and {weight_decay}")
         super().__init__(params, dict(lr=lr, weight_decay=weight_decay))

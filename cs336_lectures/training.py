@@ -13,6 +13,7 @@ Around it, three habits of a careful run:
 from __future__ import annotations
 
 import os
+import pickle
 import random
 from collections.abc import Callable
 from typing import BinaryIO
@@ -146,7 +147,12 @@ def load_checkpoint(src: str | os.PathLike | BinaryIO, model: nn.Module,
     The random generators are restored too, so the next batch is the one an uninterrupted
     run would have drawn.
     """
-    checkpoint = torch.load(src, map_location="cpu", weights_only=True)
+    try:
+        checkpoint = torch.load(src, map_location="cpu", weights_only=True)
+    except (pickle.UnpicklingError, EOFError, KeyError, RuntimeError, ValueError) as error:
+        # What torch.load raises for text, empty, truncated or non-tensor pickle files.
+        raise ValueError(f"{src!r} is not a checkpoint written by save_checkpoint "
+                         f"({type(error).__name__} while reading it)") from error
     if not isinstance(checkpoint, dict) or checkpoint.get("format") != CHECKPOINT_FORMAT:
         raise ValueError(f"{src!r} is not a checkpoint written by save_checkpoint")
     model.load_state_dict(checkpoint["model"])

@@ -256,7 +256,11 @@ def test_unknown_devices_and_dtypes_get_no_invented_number():
 
 def test_mfu():
     assert mfu(494.75e12, 989.5e12) == 0.5
+    assert mfu(actual=494.75e12, promised=989.5e12) == 0.5  # the names the issue uses
     assert mfu(1e12, None) is None
+    assert mfu(494.75e12, peak_flop_per_sec("NVIDIA H200", torch.bfloat16)) == 0.5
+    cpu = promised_flop_per_sec("cpu", torch.float32)
+    assert mfu(1e12, cpu) is None and "no MFU" in cpu.note
     with pytest.raises(ValueError):
         mfu(1e12, 0)
 

@@ -67,6 +67,12 @@ def test_argument_names_and_defaults_follow_torch_optim(ours, theirs):
             assert mine[name].default == reference[name].default, name
 
 
+def test_sgd_refuses_torch_style_positional_momentum():
+    parameter = torch.nn.Parameter(torch.ones(2))
+    with pytest.raises(TypeError):
+        SGD([parameter], 0.1, 0.9)  # torch.optim.SGD would read 0.9 as momentum
+
+
 def test_default_adam_and_adamw_match_torch_optim():
     assert_same_trajectory(trajectory(Adam), trajectory(torch.optim.Adam))
     assert_same_trajectory(trajectory(AdamW), trajectory(torch.optim.AdamW))

@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cs336_lectures.tokenization import BPETokenizer, get_compression_ratio, get_gpt2_tokenizer, gpt2_files
+from cs336_lectures.tokenization.tokenizer import LONG_PIECE
 
 EOT = "<|endoftext|>"
 FIXTURE_TEXTS = ["corpus.en", "tinystories_sample.txt", "address.txt", "german.txt"]
@@ -69,6 +70,25 @@ def test_hand_picked_text_matches_tiktoken(tiktoken_gpt2, ours, ours_without_spe
     assert ours.encode(text) == tiktoken_gpt2.encode(text, allowed_special="all")
     # Not declared special, <|endoftext|> is plain text, as tiktoken with no check.
     assert ours_without_specials.encode(text) == tiktoken_gpt2.encode(text, disallowed_special=())
+
+
+@pytest.mark.parametrize("text", [
+    "".join("acgt"[(i * i + 3 * i) % 4] for i in range(3000)),  # a genome, one pre-token
+    "a" * 1000, "ab" * 700, " " + "9" * 2000, "!" * 999, "\u0301" * 400, "👋" * 300,
+    "é" * (LONG_PIECE // 2) + "e" * 3,  # just over the threshold, counted in bytes
+])
+def test_long_pre_tokens_match_tiktoken(tiktoken_gpt2, ours, text):
+    # Pieces over LONG_PIECE bytes take the heap path of the tokenizer.
+    assert len(text.encode()) > LONG_PIECE
+    assert ours.encode(text) == tiktoken_gpt2.encode(text)
+    assert ours.encode(" x" + text + "x") == tiktoken_gpt2.encode(" x" + text + "x")
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(st.sampled_from("abcdefghéü日"), min_size=LONG_PIECE // 2, max_size=4 * LONG_PIECE))
+def test_generated_long_words_match_tiktoken(tiktoken_gpt2, ours, word):
+    assert ours.encode(word) == tiktoken_gpt2.encode(word)
+    assert ours.encode(" " + word) == tiktoken_gpt2.encode(" " + word)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -135,6 +135,22 @@ def test_bad_checkpoints_and_iterations_are_refused(tmp_path):
         save_checkpoint(model, optimizer, -1, tmp_path / "c.pt")
 
 
+@pytest.mark.parametrize("content", [b"", b"plain text", b"\x80\x04garbage"])
+def test_files_that_are_not_checkpoints_get_a_clear_error(tmp_path, content):
+    model = Cruncher(dim=4, num_layers=1)
+    optimizer = SGD(model.parameters())
+    (tmp_path / "c.pt").write_bytes(content)
+    with pytest.raises(ValueError, match="not a checkpoint"):
+        load_checkpoint(tmp_path / "c.pt", model, optimizer)
+    with pytest.raises(ValueError, match="not a checkpoint"):
+        load_checkpoint(io.BytesIO(content), model, optimizer)
+    buffer = io.BytesIO()
+    save_checkpoint(model, optimizer, 3, buffer)
+    truncated = io.BytesIO(buffer.getvalue()[: len(buffer.getvalue()) // 2])
+    with pytest.raises(ValueError, match="not a checkpoint"):
+        load_checkpoint(truncated, model, optimizer)
+
+
 def test_mixed_precision_runs_matmuls_in_bfloat16_and_keeps_state_in_float32():
     set_seed(0)
     model = Cruncher(dim=8, num_layers=2)

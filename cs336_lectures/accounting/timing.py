@@ -194,13 +194,20 @@ def promised_flop_per_sec(device: torch.device | str, dtype: torch.dtype) -> Pro
     return peak_flop_per_sec(name, dtype)
 
 
-def mfu(actual_flop_per_sec: float, promised_flop_per_sec: float | None) -> float | None:
-    """Model FLOPs utilization, actual / promised; None when there is no promise to compare."""
-    if promised_flop_per_sec is None:
+def mfu(actual: float, promised: float | PromisedFlops | None) -> float | None:
+    """Model FLOPs utilization, actual / promised FLOP/s: mfu(494.75e12, 989.5e12) == 0.5.
+
+    `promised` is a figure in FLOP/s or what promised_flop_per_sec returns. Without a
+    figure (a CPU or an unknown device, whose PromisedFlops.note says why) the answer is
+    None rather than a guess.
+    """
+    if isinstance(promised, PromisedFlops):
+        promised = promised.flop_per_sec
+    if promised is None:
         return None
-    if promised_flop_per_sec <= 0:
-        raise ValueError(f"promised FLOP/s must be positive, got {promised_flop_per_sec}")
-    return actual_flop_per_sec / promised_flop_per_sec
+    if promised <= 0:
+        raise ValueError(f"promised FLOP/s must be positive, got {promised}")
+    return actual / promised
 
 
 def _synchronize(device: torch.device) -> None:
@@ -254,4 +261,4 @@ def measure_matmul(a: Float[torch.Tensor, "m n"], b: Float[torch.Tensor, "n k"],
     flops = matmul_flops(a.shape[0], a.shape[1], b.shape[1])
     promised = promised_flop_per_sec(a.device, a.dtype)
     actual = flops / seconds
-    return MatmulMeasurement(flops, seconds, actual, promised, mfu(actual, promised.flop_per_sec))
+    return MatmulMeasurement(flops, seconds, actual, promised, mfu(actual, promised))

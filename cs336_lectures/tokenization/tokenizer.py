@@ -11,6 +11,7 @@ ids are exactly tiktoken's GPT-2 ids.
 
 from __future__ import annotations
 
+import heapq
 import operator
 import os
 import re
@@ -30,6 +31,9 @@ from cs336_lectures.tokenization.word import PreTokenizer
 # Distinct pre-tokens remembered before the cache starts over: it bounds memory on
 # endless streams while keeping every common word of a language cached.
 CACHE_SIZE = 100_000
+# Pre-tokens longer than this (in bytes) are merged with a heap: the simple loop, fastest
+# for words, rescans the whole pre-token per merge, which is quadratic on a long one.
+LONG_PIECE = 128
 # Ids become characters while a pre-token is merged (see _encode_piece), so they stop
 # where Unicode does.
 _ID_LIMIT = sys.maxunicode + 1
@@ -158,6 +162,8 @@ class BPETokenizer(Tokenizer):
     def _encode_piece(self, piece: str) -> tuple[int, ...]:
         """Merge one pre-token's bytes, always at the best-ranked pair present."""
         word = piece.encode("utf-8").decode("latin-1").translate(self._byte_table)
+        if len(word) > LONG_PIECE:
+            return tuple(map(ord, self._merge_long(word)))
         ranks = self._ranks
         while len(word) > 1:
             best = min(map(ranks.get, map(operator.add, word, word[1:]), repeat(_NOT_A_MERGE)))
@@ -165,6 +171,37 @@ class BPETokenizer(Tokenizer):
                 break
             word = word.replace(self._pairs[best], self._merged[best])
         return tuple(map(ord, word))
+
+    def _merge_long(self, word: str) -> str:
+        """The same merges for a long pre-token, in O(n log n) instead of O(n^2).
+
+        Tokens form a linked list; a heap holds (rank, position) of candidate pairs, so
+        the best-ranked pair, leftmost among equals, comes first. An entry whose pair has
+        changed since it was pushed is skipped when popped.
+        """
+        ranks = self._ranks
+        tokens: list[str | None] = list(word)
+        end = len(tokens)
+        following = list(range(1, end + 1))
+        preceding = list(range(-1, end - 1))
+        heap = [(rank, i) for i, rank in enumerate(map(ranks.get, map(operator.add, word, word[1:])))
+                if rank is not None]
+        heapq.heapify(heap)
+        while heap:
+            rank, i = heapq.heappop(heap)
+            j = following[i]
+            if tokens[i] is None or j == end or ranks.get(tokens[i] + tokens[j]) != rank:
+                continue
+            tokens[i], tokens[j] = self._merged[rank], None
+            following[i] = following[j]
+            if following[i] != end:
+                preceding[following[i]] = i
+            for left in (preceding[i], i):  # the two pairs the merged token now belongs to
+                if left >= 0 and following[left] != end:
+                    new_rank = ranks.get(tokens[left] + tokens[following[left]])
+                    if new_rank is not None:
+                        heapq.heappush(heap, (new_rank, left))
+        return "".join(token for token in tokens if token is not None)
 
 
 _NOT_A_MERGE = sys.maxsize
