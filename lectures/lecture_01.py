@@ -26,6 +26,7 @@ from cs336_lectures.tokenization import (
     get_gpt2_tokenizer,
     gpt2_files,
     merge,
+    pretokenize,
     train_bpe,
     train_simple_bpe,
 )
@@ -63,7 +64,7 @@ def main():
     exercise_compression_russian_vs_english()
 
 
-# ---------------------------------------------------------------------------------------
+# ----------------------------------------------------------------------
 # Part 1: the course
 
 
@@ -82,14 +83,16 @@ def why_this_course():
          "new ideas and lets people adapt models to their own tasks and domains.")
     link(gpt4_report)
 
-    text("The real worry: researchers are drifting away from the technology they build on.")
-    text("- About 8 years ago, researchers implemented and trained their own models.")
-    text("- About 6 years ago, they downloaded a model such as BERT and fine-tuned it.")
-    text("- Today, many prompt a proprietary model (GPT-4, Claude, Gemini) and stop there.")
-    text("Each layer of abstraction makes people more productive, but:")
-    text("- these abstractions leak, unlike a programming language or an operating system;")
-    text("- fundamental research still needs someone who can take the whole stack apart.")
-    text("So the course teaches **understanding through building**. One catch follows.")
+    text("What worries the instructors is distance: year by year, researchers touch less "
+         "of the technology they depend on.")
+    text("- Eight years back, a paper meant writing and training your own model.")
+    text("- Two years later, the norm was to download BERT (or similar) and fine-tune it.")
+    text("- Now much work consists of prompting a closed model: GPT-4, Claude, Gemini.")
+    text("Working at a higher level is faster, and that is fine as far as it goes. But a "
+         "language model is not a compiler or an operating system: its abstraction leaks, "
+         "and research on the foundations needs people able to open every layer.")
+    text("Hence the method of this course: you understand it by building it. There is a "
+         "catch, though.")
 
 
 def industrialization():
@@ -116,8 +119,9 @@ def industrialization():
 
 def what_small_models_teach():
     text("## More is different")
-    text("Frontier models are out of reach here. The models we can afford (under 1B "
-         "parameters) may not behave like the big ones.")
+    text("Nobody in a classroom trains a frontier model. What we can afford stays below a "
+         "billion parameters, and behaviour at that size can mislead about behaviour at "
+         "the top.")
     text("Example 1: the share of FLOPs spent on attention versus the MLP shifts with scale "
          "(Stephen Roller made this point with a plot; here is ours, from the standard "
          "per-token FLOP counts of a GPT-3-shaped layer with a 2048-token context).")
@@ -143,35 +147,39 @@ def what_small_models_teach():
          "and getting every FLOP the hardware can give.")
     text("- **Intuitions**: a feel for which choices of data and model lead to accurate "
          "models.")
-    text("The first two carry over from small models to big ones, so this course can "
-         "teach them. The third only in part: what works at one scale may not at another.")
-    text("Some design decisions cannot (yet) be justified at all; they simply won in "
-         "experiments. The paper that introduced SwiGLU ends by admitting it offers no "
-         "explanation and credits the result to divine benevolence.")
+    text("Mechanics and mindset survive the jump from 100M to 100B parameters, and this "
+         "course teaches both. Intuitions are partly scale-specific: a trick that helps a "
+         "small model can be useless for a large one, so those we can only teach in part.")
+    text("And some intuitions have no explanation behind them at all, only experiments "
+         "that came out well. Shazeer's SwiGLU paper is candid about it: its closing lines "
+         "say it cannot explain why the variants work and credit divine benevolence.")
     link(glu_variants)
 
 
 def bitter_lesson():
     text("## The bitter lesson, read correctly")
     link(bitter_lesson_essay)
-    text("- Wrong reading: only scale matters, algorithms do not.")
-    text("- Right reading: what matters is algorithms that scale.")
+    text("Sutton's essay is often summed up as \"scale beats cleverness, so algorithms do "
+         "not matter\". That misses its point, which is that the methods worth having are "
+         "the ones that keep paying off as compute grows.")
     text("$$\\text{accuracy} = \\text{efficiency} \\times \\text{resources}$$")
-    text("At large scale efficiency matters even more: nobody can afford waste there. "
-         "Algorithmic efficiency on ImageNet improved 44x from 2012 to 2019.")
+    text("Efficiency is a factor of that product, and the bigger the run the more a "
+         "wasted percent costs. Algorithms alone made ImageNet training 44x cheaper "
+         "between 2012 and 2019:")
     link(algorithmic_efficiency)
     yearly_gain = 44 ** (1 / 7)  # @inspect yearly_gain
-    text("That is a factor of about 1.7 every year, from algorithms alone.")
-    text("The framing for the whole course: **given a compute and data budget, what is the "
-         "best model one can build?** In other words, maximize efficiency.")
+    text("About 1.7x a year, compounded over seven years.")
+    text("So every unit of this course asks one question: **with this much compute and "
+         "this much data, how good a model can we get?** That is a question about "
+         "efficiency.")
 
 
 def current_landscape():
     text("## How we got here")
     text("### Before neural networks (before the 2010s)")
-    text("- A language model to measure the entropy of English (Shannon).")
+    text("- Shannon estimated how much information English carries by predicting text.")
     link(shannon1950)
-    text("- Lots of work on n-gram models for translation and speech recognition.")
+    text("- Machine translation and speech recognition ran on n-gram models for decades.")
     link(brants2007)
 
     text("### Neural ingredients (2010s)")
@@ -201,10 +209,11 @@ def current_landscape():
     link(t5_2019)
 
     text("### Betting on scale, and closing up")
-    text("- OpenAI's GPT-2 (1.5B): fluent text, first signs of zero-shot ability, "
-         "released in stages.")
+    text("- OpenAI's GPT-2 (1.5B): surprisingly fluent, hints of solving tasks it was "
+         "never trained for (zero-shot); the weights came out in stages.")
     link(gpt2_2019)
-    text("- Scaling laws: scale becomes predictable, and hopeful.")
+    text("- Scaling laws: loss falls predictably as scale grows, which made bigger bets "
+         "look safe.")
     link(kaplan2020)
     text("- OpenAI's GPT-3 (175B): in-context learning; closed.")
     link(gpt3_2020)
@@ -233,11 +242,11 @@ def current_landscape():
     link(olmo2_2024)
 
     text("### Levels of openness")
-    text("- **Closed** (e.g. GPT-4o): an API and nothing else.")
-    text("- **Open weights** (e.g. DeepSeek): weights, a paper on the architecture, some "
-         "training details, nothing about the data.")
-    text("- **Open source** (e.g. OLMo): weights and data, and a paper with most details "
-         "(though rarely the reasons behind them or the failed experiments).")
+    text("- **Closed**, like GPT-4o: you may send requests to an API; that is all.")
+    text("- **Open weights**, like DeepSeek: you can download the model and read how it is "
+         "built and partly how it was trained, but the data stays secret.")
+    text("- **Open source**, like OLMo: weights, data and a detailed paper. Even here the "
+         "reasons for many choices, and the experiments that failed, mostly go untold.")
     text("Frontier models in spring 2025: OpenAI's o3, Anthropic's Claude Sonnet 3.7, xAI's "
          "Grok 3, Google's Gemini 2.5, Meta's Llama 3.3, DeepSeek's r1, Alibaba's Qwen 2.5 "
          "Max, Tencent's Hunyuan-T1.")
@@ -274,9 +283,9 @@ def course_logistics():
 
 def course_map():
     text("## It is all about efficiency")
-    text("Resources: data and hardware (compute, memory, communication bandwidth). How do "
-         "you train the best model with a fixed set of them? For example: a Common Crawl "
-         "dump and 32 H100s for two weeks; what do you do?")
+    text("The resources are data and hardware, and hardware means compute, memory and the "
+         "bandwidth between chips. Suppose you are handed a Common Crawl dump and 32 H100s "
+         "for two weeks. Which model do you train, and how?")
     text("Design decisions run all the way down the pipeline, and each stage is a "
          "choice of how to spend the budget:")
     plot(design_decisions_figure(DESIGN_DECISIONS))  # @stepover
@@ -293,13 +302,13 @@ def course_map():
 
 def basics():
     text("## Unit 1: basics")
-    text("Goal: get a basic version of the full pipeline working: tokenization, model "
-         "architecture, training.")
-    text("**Tokenization** converts strings to sequences of integers and back. Intuition: "
-         "break the string into popular pieces. This course uses byte-pair encoding (BPE).")
+    text("The first unit builds the whole pipeline end to end, simply: a tokenizer, a "
+         "model, a training loop.")
+    text("**Tokenization** maps text to a list of integers and back again, roughly by "
+         "cutting the text into frequently seen chunks. We use byte-pair encoding (BPE).")
     link(sennrich2016)
-    text("Tokenizer-free approaches work on raw bytes; promising, but not yet at the "
-         "frontier.")
+    text("Models that read raw bytes and skip the tokenizer exist and look promising; "
+         "none has been trained at frontier scale yet.")
     link(byt5)
     link(megabyte)
     link(blt)
@@ -339,22 +348,24 @@ def basics():
 
 def systems():
     text("## Unit 2: systems")
-    text("Goal: squeeze the most out of the hardware, through kernels, parallelism and "
-         "inference.")
+    text("The second unit is about getting every FLOP the hardware has: kernels, "
+         "parallelism and inference.")
     text("**Kernels.** A GPU such as the A100 has a big, slow memory (DRAM) and a small, "
          "fast one (SRAM) beside the compute units: Horace He pictures them as a warehouse "
-         "and a factory with a road between them. The trick is to organize computation to keep the GPU busy "
-         "while moving as little data as possible. Kernels are written in CUDA, Triton, "
-         "CUTLASS or ThunderKittens.")
+         "and a factory with a road between them. Fast code keeps the factory busy and the "
+         "road quiet: it arranges the work so that data crosses as rarely as possible. "
+         "Kernels are written in CUDA, Triton, CUTLASS or ThunderKittens.")
     link(go_brrr)
-    text("**Parallelism.** With several GPUs (say 8 A100s), moving data between them is "
-         "slower still, and the same principle holds. Collective operations (gather, "
-         "reduce, all-reduce) move data; parameters, activations, gradients and optimizer "
-         "state are sharded across GPUs; computation is split by data, tensor, pipeline or "
-         "sequence parallelism.")
-    text("**Inference** generates tokens from a prompt; it is needed to use a model at all, "
-         "and also for reinforcement learning, test-time compute and evaluation. Worldwide, "
-         "inference compute (paid on every use) exceeds training compute (paid once).")
+    text("**Parallelism.** Put 8 A100s in a box and the road between chips is slower "
+         "still, so the same rule applies one level up. Data moves through collective "
+         "operations (gather, reduce, all-reduce); the parameters, activations, gradients "
+         "and optimizer state are split across the GPUs; and the work is divided along the "
+         "batch (data parallel), inside layers (tensor), across layers (pipeline) or along "
+         "the sequence.")
+    text("**Inference**, producing tokens for a prompt, is how a model gets used, and "
+         "reinforcement learning, test-time compute and evaluation all run it too. Training "
+         "is paid once, inference on every request, so across the world inference now "
+         "takes more compute.")
     text("It has two phases: **prefill** processes the given prompt tokens all at once, like "
          "training, and is compute-bound; **decode** produces one token at a time and is "
          "memory-bound.")
@@ -368,10 +379,10 @@ def systems():
 
 def scaling_laws():
     text("## Unit 3: scaling laws")
-    text("Goal: run experiments at small scale and predict hyperparameters and loss at "
-         "large scale.")
-    text("Question: with a FLOP budget $C$, should one train a bigger model ($N$ "
-         "parameters) or on more tokens ($D$)? Compute-optimal scaling laws answer it.")
+    text("The third unit uses cheap experiments to forecast expensive ones: which "
+         "hyperparameters to pick at scale, and what loss to expect.")
+    text("The classic case: a budget of $C$ FLOPs can buy a larger model ($N$ parameters) "
+         "or more training tokens ($D$). Compute-optimal scaling laws say how to split it.")
     link(kaplan2020)
     link(chinchilla2022)
     text("The short version: $D^* = 20 N^*$.")
@@ -394,7 +405,8 @@ def scaling_laws():
 
 def data():
     text("## Unit 4: data")
-    text("Question: what should the model be able to do? Many languages? Code? Math?")
+    text("What a model can do depends on what it read: several languages, code and math "
+         "each have to be in the mix on purpose.")
     link(the_pile)
     text("**Evaluation**: perplexity (the textbook measure); standardized tests (MMLU, "
          "HellaSwag, GSM8K); instruction following (AlpacaEval, IFEval, WildBench); "
@@ -413,61 +425,64 @@ def data():
          "It comes as HTML, PDFs and directories, not text.")
     link(fair_use)
     link(reddit_google_deal)
-    text("**Processing**: transform (HTML or PDF to text, keeping content and some "
-         "structure); filter (keep high quality, drop harmful content, with classifiers); "
-         "deduplicate (saves compute, avoids memorization; Bloom filters, MinHash).")
+    text("**Processing** has three steps. Extraction turns HTML or PDF into text without "
+         "losing the content or all of the structure. Filtering uses classifiers to keep "
+         "good documents and drop harmful ones. Deduplication, with Bloom filters or "
+         "MinHash, stops the model from memorizing repeats and spending compute on them.")
     text("**Assignment 4**: convert Common Crawl HTML to text, train quality and toxicity "
          "classifiers, deduplicate with MinHash; leaderboard: lowest perplexity for a token "
          "budget.")
 
 
 @dataclass(frozen=True)
-class Turn:
-    role: str  # "system", "user" or "assistant"
-    content: str
+class Message:
+    sender: str  # "system", "user" or "assistant"
+    text: str
 
 
 @dataclass(frozen=True)
-class ChatExample:
-    turns: list[Turn]
+class Demonstration:
+    """SFT data: a conversation whose last message is the response to imitate."""
+    messages: tuple[Message, ...]
 
 
 @dataclass(frozen=True)
-class PreferenceExample:
-    history: list[Turn]
-    response_a: str
-    response_b: str
-    chosen: str  # "a" or "b"
+class Comparison:
+    """Preference data: one prompt, two candidate replies, and which a person preferred."""
+    prompt: tuple[Message, ...]
+    preferred: str
+    rejected: str
 
 
 def alignment():
     text("## Unit 5: alignment")
-    text("A base model is raw potential: very good at continuing text. Alignment makes it "
-         "useful: it follows instructions, has a chosen style (format, length, tone), and "
-         "is safe (it refuses harmful requests).")
-    text("### Phase 1: supervised fine-tuning (SFT) on (prompt, response) pairs")
+    text("A base model only continues text, though it does that very well. Alignment turns "
+         "it into something people can use: it should do what it is asked, answer in a "
+         "chosen format, length and tone, and decline harmful requests.")
+    text("### Phase 1: supervised fine-tuning (SFT)")
+    text("The model is trained on (prompt, response) pairs, here as a conversation:")
     sft_data = [  # @inspect sft_data
-        ChatExample(turns=[
-            Turn(role="system", content="You are a helpful assistant."),
-            Turn(role="user", content="What is 1 + 1?"),
-            Turn(role="assistant", content="The answer is 2."),
-        ]),
+        Demonstration(messages=(
+            Message(sender="system", text="You are a helpful assistant."),
+            Message(sender="user", text="What is 1 + 1?"),
+            Message(sender="assistant", text="The answer is 2."),
+        )),
     ]
-    text("Such data is often written by people. The base model already has the skills; a "
-         "few examples are enough to bring them out. SFT maximizes "
-         "$p(\\text{response} \\mid \\text{prompt})$.")
+    text("People usually write these demonstrations, and surprisingly few are needed: the "
+         "abilities are already in the base model, and SFT only shows which behaviour is "
+         "wanted. Training maximizes $p(\\text{response} \\mid \\text{prompt})$.")
     link(lima)
-    text("### Phase 2: learning from feedback, without expensive annotation")
-    text("Preference data: the model writes two responses, a person says which is better.")
+    text("### Phase 2: learning from feedback")
+    text("Writing ideal answers is slow; judging is quick. So the model drafts two replies "
+         "to the same prompt and a person only marks the better one:")
     preference_data = [  # @inspect preference_data
-        PreferenceExample(
-            history=[
-                Turn(role="system", content="You are a helpful assistant."),
-                Turn(role="user", content="What is the best way to train a language model?"),
-            ],
-            response_a="You should use a large dataset and train for a long time.",
-            response_b="You should use a small dataset and train for a short time.",
-            chosen="a",
+        Comparison(
+            prompt=(
+                Message(sender="system", text="You are a helpful assistant."),
+                Message(sender="user", text="What is the best way to train a language model?"),
+            ),
+            preferred="You should use a large dataset and train for a long time.",
+            rejected="You should use a small dataset and train for a short time.",
         ),
     ]
     text("Verifiers: formal ones (for code and math) or learned ones (LM-as-a-judge).")
@@ -499,7 +514,7 @@ def efficiency_drives_design():
          "will shift.")
 
 
-# ---------------------------------------------------------------------------------------
+# ----------------------------------------------------------------------
 # Part 2: tokenization
 
 
@@ -509,27 +524,28 @@ def tokenization_intro():
     link(karpathy_tokenization_video)
     text("Raw text is a Unicode string:")
     string = "Hello, 🌍! Привет!"  # @inspect string
-    text("A language model is a probability distribution over sequences of tokens, usually "
-         "integer indices:")
+    text("A language model, though, assigns probabilities to sequences of tokens, and a "
+         "token is normally just an integer:")
     indices = [15496, 11, 995, 0]  # @inspect indices
     text("(These four are GPT-2's ids for \"Hello\", \",\", \" world\" and \"!\".)")
-    text("So we need to **encode** strings into tokens and **decode** tokens back into "
-         "strings. A tokenizer is anything with those two methods:")
+    text("Something has to translate in both directions, **encode** (text to integers) and "
+         "**decode** (integers to text); that something is the tokenizer:")
     link(Tokenizer)
-    text("The **vocabulary size** is the number of possible tokens (integers).")
+    text("How many distinct integers it can produce is its **vocabulary size**.")
 
 
 def tokenization_examples():
     text("## Tokenization in practice")
-    text("Play with an interactive tokenizer to get a feel for it.")
+    text("An interactive tokenizer in the browser is the quickest way to build intuition.")
     link(tiktokenizer_app)
     text("Things to notice:")
-    text("- A word and the space before it are one token (e.g. \" world\").")
-    text("- The same word at the start and in the middle of text is tokenized differently "
-         "(e.g. \"hello hello\").")
-    text("- Numbers are split into chunks of a few digits.")
+    text("- Spaces usually travel with the word after them: \" world\" is a single token.")
+    text("- A word gets a different id after a space than at the very start of the text "
+         "(try \"hello hello\").")
+    text("- Long numbers are cut into pieces of a few digits each.")
     text("Here is OpenAI's GPT-2 tokenizer (tiktoken):")
     link(tiktoken_repo)
+    link(get_gpt2_tokenizer)
     tokenizer = load_gpt2_tokenizer()
     if tokenizer is None:
         return
@@ -571,9 +587,9 @@ def character_tokenizer():
     link(unicode_characters)
     character_compression_ratio = get_compression_ratio(string, character_indices)  # @inspect character_compression_ratio
     text("Problems:")
-    text("- The vocabulary is very large.")
-    text("- Many characters are rare (🌍), so most of the vocabulary is wasted on "
-         "entries the model seldom sees.")
+    text("- Every code point needs its own row in the embedding table: a huge vocabulary.")
+    text("- Most of those rows are for characters like 🌍 that almost never occur, so "
+         "they are poorly trained and waste capacity.")
 
 
 def byte_tokenizer():
@@ -590,42 +606,45 @@ def byte_tokenizer():
     assert tokenizer.decode(byte_indices) == string
     byte_vocabulary_size = 256  # @inspect byte_vocabulary_size
     byte_compression_ratio = get_compression_ratio(string, byte_indices)  # @inspect byte_compression_ratio
-    text("The vocabulary is pleasantly small, but a compression ratio of 1 is terrible: "
-         "sequences get very long, and a Transformer's context is limited (attention is "
-         "quadratic in the length).")
+    text("Only 256 ids, which is lovely. But one token per byte means no compression at "
+         "all: a page of text becomes thousands of tokens, and since attention costs grow "
+         "with the square of the length, that is the expensive direction to go.")
 
 
 def word_tokenizer():
     text("## Word-based tokenization")
-    text("Closer to classic NLP: split the string into words.")
+    text("Classic NLP pipelines cut text into words first. A crude regex does that:")
     string = "I'll say supercalifragilisticexpialidocious!"  # @inspect string
     simple_segments = regex.findall(r"\w+|.", string)  # @inspect simple_segments
     text("That keeps runs of letters and digits together. GPT-2 uses a finer pattern that "
          "keeps the leading space with the word and treats contractions specially:")
     text(GPT2_TOKENIZER_REGEX, verbatim=True)
     gpt2_segments = regex.findall(GPT2_TOKENIZER_REGEX, string)  # @inspect gpt2_segments
+    text("The package's pre-tokenizer applies the same pattern (and keeps special tokens "
+         "whole):")
+    link(pretokenize)
     word_compression_ratio = get_compression_ratio(string, gpt2_segments)  # @inspect word_compression_ratio
-    text("Turning segments into a Tokenizer means giving every segment an integer. The "
-         "problems:")
-    text("- There are a huge number of words (as with Unicode characters).")
-    text("- Many words are rare, and the model learns little about them.")
-    text("- The vocabulary has no fixed size: it is the number of distinct segments in the "
-         "training data.")
-    text("- A word never seen in training becomes a special UNK token: ugly, and it skews "
-         "perplexity.")
+    text("A word tokenizer would then number the segments. That runs into trouble:")
+    text("- Languages have an enormous number of words, so the vocabulary explodes, as it "
+         "did for characters.")
+    text("- Most words are rare; the model sees each a handful of times and learns little.")
+    text("- Nothing bounds the vocabulary: it is whatever set of segments the training data "
+         "happened to contain.")
+    text("- At test time an unseen word has no id and is mapped to a catch-all UNK token, "
+         "which loses information and makes perplexity numbers unreliable.")
 
 
 def bpe_history():
     text("## Byte-pair encoding (BPE)")
     link(bpe_wikipedia)
-    text("Philip Gage introduced BPE in 1994 as a data compression algorithm. Sennrich et "
-         "al. adapted it to neural machine translation in 2016 (papers before used word "
-         "tokenizers), and GPT-2 adopted it.")
+    text("BPE started life in 1994 as a compression scheme by Philip Gage. In 2016 "
+         "Sennrich et al. brought it to neural machine translation, which until then had "
+         "worked on words, and GPT-2 later made it the default for language models.")
     link(sennrich2016)
     link(gpt2_2019)
-    text("The idea: *train* the tokenizer on raw text so that the vocabulary emerges "
-         "automatically. Frequent character sequences become one token, rare ones take "
-         "several.")
+    text("Instead of fixing the vocabulary by hand, BPE *learns* it from a corpus: "
+         "whatever byte sequences occur often earn a token of their own, and anything rare "
+         "is spelled out from smaller pieces.")
     text("GPT-2 first splits text into segments with the word pattern above, then runs BPE "
          "inside each segment. The algorithm: start with every byte as a token and "
          "repeatedly merge the most frequent pair of adjacent tokens.")
@@ -680,10 +699,11 @@ def bpe_encoding():
 
 def assignment_1_tokenizer():
     text("## What assignment 1 adds")
-    text("- `encode` above loops over every merge; apply only the merges that matter.")
-    text("- Detect and preserve special tokens such as `<|endoftext|>`.")
-    text("- Pre-tokenize with the GPT-2 pattern, and never merge across segments.")
-    text("- Make it as fast as possible.")
+    text("- The `encode` above tries all merges in turn; a real one only looks at pairs "
+         "that actually occur.")
+    text("- Special tokens such as `<|endoftext|>` must pass through whole.")
+    text("- Text is first split with the GPT-2 pattern, and merges stay inside a segment.")
+    text("- Speed matters: the corpora are gigabytes.")
     text("The package's full tokenizer does all of that. A small run, on text with a "
          "special token:")
     link(train_bpe)
@@ -702,6 +722,7 @@ def assignment_1_tokenizer():
     gpt2 = load_gpt2_tokenizer()
     if gpt2 is None:
         return
+    link(gpt2_files)
     vocab_path, merges_path = gpt2_files()
     our_gpt2 = BPETokenizer.from_files(vocab_path, merges_path, special_tokens=["<|endoftext|>"])
     string = "Hello, 🌍! Привет!<|endoftext|>"  # @inspect string
@@ -733,7 +754,7 @@ def tokenization_summary():
     text("Next time: PyTorch building blocks and resource accounting.")
 
 
-# ---------------------------------------------------------------------------------------
+# ----------------------------------------------------------------------
 # Exercises
 
 
@@ -762,29 +783,35 @@ def exercise_compression_russian_vs_english():
     tokenizer = load_gpt2_tokenizer()
     if tokenizer is None:
         return
-    russian = ("Сырой текст обычно представлен строками Unicode. Языковая модель задаёт "
-               "распределение вероятностей над последовательностями токенов, поэтому нужна "
-               "процедура, которая кодирует строки в токены, и процедура, которая "
-               "декодирует токены обратно в строки.")
-    english = ("Raw text usually comes as Unicode strings. A language model defines a "
-               "probability distribution over sequences of tokens, so we need a procedure "
-               "that encodes strings into tokens and one that decodes tokens back into "
-               "strings.")
-    russian_bytes_per_character = len(russian.encode("utf-8")) / len(russian)  # @inspect russian_bytes_per_character
-    english_bytes_per_character = len(english.encode("utf-8")) / len(english)  # @inspect english_bytes_per_character
-    russian_num_tokens = len(tokenizer.encode(russian))  # @inspect russian_num_tokens
-    english_num_tokens = len(tokenizer.encode(english))  # @inspect english_num_tokens
-    russian_compression_ratio = get_compression_ratio(russian, tokenizer.encode(russian))  # @inspect russian_compression_ratio
-    english_compression_ratio = get_compression_ratio(english, tokenizer.encode(english))  # @inspect english_compression_ratio
+    # One paragraph, written in both languages for this exercise.
+    russian = ("Токенизатор разрезает текст на куски и даёт каждому куску номер из своего "
+               "словаря. Чем чаще кусок встречался в обучающих данных, тем вероятнее, что он "
+               "получил собственный токен. Поэтому текст на языке, которого в данных было "
+               "мало, рассыпается на множество коротких токенов.")
+    english = ("A tokenizer cuts text into pieces and gives each piece a number from its "
+               "vocabulary. The more often a piece appeared in the training data, the more "
+               "likely it is to have a token of its own. That is why text in a language the "
+               "data held little of falls apart into many short tokens.")
+    russian_bytes_per_character = len(russian.encode()) / len(russian)  # @inspect russian_bytes_per_character
+    english_bytes_per_character = len(english.encode()) / len(english)  # @inspect english_bytes_per_character
+    russian_ids = tokenizer.encode(russian)
+    english_ids = tokenizer.encode(english)
+    russian_num_tokens = len(russian_ids)  # @inspect russian_num_tokens
+    english_num_tokens = len(english_ids)  # @inspect english_num_tokens
+    russian_compression_ratio = get_compression_ratio(russian, russian_ids)  # @inspect russian_compression_ratio
+    english_compression_ratio = get_compression_ratio(english, english_ids)  # @inspect english_compression_ratio
     token_cost_ratio = russian_num_tokens / english_num_tokens  # @inspect token_cost_ratio
-    text("The same sentence costs Russian several times more tokens. GPT-2's merges were "
-         "learned on mostly English web text, so English words are single tokens while "
-         "Cyrillic text, at 2 bytes a letter, rarely earns merges beyond a letter or two. "
-         "Fewer bytes per token means longer sequences, more compute, and less text in "
-         "the same context window.")
+    russian_characters_per_token = len(russian) / russian_num_tokens  # @inspect russian_characters_per_token
+    text("About 1.7 bytes per token in Russian against 4.7 in English: the same paragraph "
+         "costs Russian about five times as many tokens. Two causes add up. A Cyrillic "
+         "letter takes 2 bytes in UTF-8, an English one 1. And GPT-2 learned its merges "
+         "from mostly English web text: common English words are one token each, while "
+         "Cyrillic rarely got merges beyond single letters, so a Russian token holds less "
+         "than one character on average. More tokens for the same text means longer "
+         "sequences, more compute, and less text in a context window.")
 
 
-# ---------------------------------------------------------------------------------------
+# ----------------------------------------------------------------------
 # Helpers used by the lecture (figures, small checks)
 
 
@@ -905,7 +932,7 @@ def attention_share_figure(d_models: list[int], shares: list[float]):
     return figure
 
 
-# ---------------------------------------------------------------------------------------
+# ----------------------------------------------------------------------
 # References
 
 

@@ -22,6 +22,7 @@ from matplotlib.patches import Rectangle
 from torch import nn
 
 from cs336_lectures import Reference, link, plot, text
+from cs336_lectures.accounting import timing
 from cs336_lectures.accounting import (
     COMPARED_DTYPES,
     PEAKS,
@@ -111,15 +112,16 @@ def main():
     exercise_matmul_mfu()
 
 
-# ---------------------------------------------------------------------------------------
+# ----------------------------------------------------------------------
 # Overview
 
 
 def overview():
     text("# Lecture 2: PyTorch and resource accounting")
     text("Last time: the course overview and tokenization.")
-    text("Today: every primitive needed to train a model, bottom up: tensors, then models, "
-         "optimizers and the training loop, while keeping a close eye on efficiency.")
+    text("Today we assemble, from the bottom up, everything a training run is made of: "
+         "tensors first, then models, optimizers and the loop that ties them together. At "
+         "every step we ask what it costs.")
     text("Two resources are counted throughout:")
     text("- **memory**, in bytes (GB);")
     text("- **compute**, in floating-point operations (FLOPs).")
@@ -129,13 +131,15 @@ def motivating_questions():
     text("## Two napkin-math questions")
     text("**How long would it take to train a 70B-parameter model on 15T tokens on 1024 "
          "H100s?**")
+    link(training_flops)
     total_flops = training_flops(15e12, 70e9)  # @inspect total_flops
+    link(timing, title="PEAKS: the vendor figures, and why sparse ones are halved")
     h100_flop_per_sec = PEAKS["H100 SXM"]["bf16"].dense  # @inspect h100_flop_per_sec
     text("989.5 TFLOP/s: H100's bfloat16 peak of 1979 TFLOP/s is quoted with sparsity; a "
          "dense matmul gets half.")
     # assume we reach half of the peak
     mfu = 0.5  # @inspect mfu
-    flops_per_day = h100_flop_per_sec * mfu * 1024 * 60 * 60 * 24  # @inspect flops_per_day
+    flops_per_day = 1024 * mfu * h100_flop_per_sec * (24 * 60 * 60)  # @inspect flops_per_day
     days = total_flops / flops_per_day  # @inspect days
     link(days_to_train)
     napkin_days = days_to_train(70e9, 15e12, num_devices=1024,  # @inspect napkin_days
@@ -144,8 +148,10 @@ def motivating_questions():
 
     text("**What is the largest model one can train on 8 H100s with AdamW (naively)?**")
     h100_bytes = 80e9  # @inspect h100_bytes
+    link(bytes_per_parameter)
     bytes_per_param = bytes_per_parameter(optimizer_states_per_parameter=2)  # @inspect bytes_per_param
     text("4 bytes each for the parameter, its gradient and AdamW's two averages: 16.")
+    link(largest_model)
     largest_num_parameters = largest_model(8 * h100_bytes, bytes_per_param)  # @inspect largest_num_parameters
     text("About 40B parameters. Two caveats:")
     text("- Parameters and gradients need not be float32: bfloat16 copies (2 + 2 bytes) plus "
@@ -159,20 +165,20 @@ def motivating_questions():
     link(transformer_math)
     link(illustrated_transformer)
     link(illustrated_gpt2)
-    text("Simpler models carry today's ideas. What to take away:")
-    text("- Mechanics: nothing beyond plain PyTorch.")
-    text("- Mindset: always count the memory and the FLOPs.")
-    text("- Intuitions: only the general shape, since no big model is trained here.")
+    text("Small models are enough to carry today's ideas. In lecture 1's terms: the "
+         "mechanics are ordinary PyTorch; the mindset is to put a number on the memory and "
+         "FLOPs of everything; the intuitions come only in broad strokes, because nothing "
+         "large gets trained here.")
 
 
-# ---------------------------------------------------------------------------------------
+# ----------------------------------------------------------------------
 # Memory accounting
 
 
 def tensors_basics():
     text("## Tensors")
-    text("Tensors store everything: parameters, gradients, optimizer state, data, "
-         "activations.")
+    text("Whatever a training run holds in memory (the data, the parameters and their "
+         "gradients, the optimizer's state, the activations) lives in tensors.")
     link(pytorch_tensors_docs)
     text("Ways to create them:")
     x = torch.tensor([[1.0, 2, 3], [4, 5, 6]])  # @inspect x
@@ -182,17 +188,18 @@ def tensors_basics():
     x = torch.ones(4, 8)  # @inspect x
     # 4x8 of independent N(0, 1) draws
     x = torch.randn(4, 8)  # @inspect x
-    text("Allocate without initializing (the contents are whatever the memory held)...")
+    text("`torch.empty` reserves the memory and leaves whatever bytes were there (so its "
+         "contents are not shown: they differ from run to run)...")
     x = torch.empty(4, 8)
-    text("...because the values will be set by some other logic, e.g. a normal truncated "
-         "to [-2, 2]:")
+    text("...which is what you want when your own code fills it right after, here with "
+         "normal draws cut off at -2 and 2:")
     nn.init.trunc_normal_(x, mean=0, std=1, a=-2, b=2)  # @inspect x
 
 
 def tensors_memory():
     text("## Tensor memory")
-    text("Almost everything (parameters, gradients, activations, optimizer state) is a "
-         "floating-point number. Memory is (number of values) x (bytes per value):")
+    text("Apart from token ids, nearly every number in training is a float, so memory comes "
+         "down to a product: how many values, times bytes per value:")
     link(get_memory_usage)
     x = torch.zeros(4, 8)  # @inspect x
     # float32 is the default
@@ -212,9 +219,9 @@ def float32_format():
     link(float32_wikipedia)
     float32_layout = bit_layout(torch.float32)  # @inspect float32_layout
     plot(bit_layout_figure([torch.float32]))  # @stepover
-    text("float32 (fp32, single precision) is the default. Scientific computing treats it "
-         "as the baseline and sometimes uses float64; deep learning can afford to be "
-         "much sloppier.")
+    text("PyTorch creates float32 tensors (\"fp32\", single precision) unless told "
+         "otherwise. Numerical scientists see float32 as the minimum and often move up to "
+         "float64; neural networks tolerate far coarser numbers.")
 
 
 def float16_format():
@@ -222,13 +229,14 @@ def float16_format():
     link(float16_wikipedia)
     float16_layout = bit_layout(torch.float16)  # @inspect float16_layout
     plot(bit_layout_figure([torch.float16]))  # @stepover
-    text("float16 (fp16, half precision) halves the memory:")
+    text("With 16 bits (\"fp16\", half precision) each value takes half the bytes:")
     x = torch.zeros(4, 8, dtype=torch.float16)
     float16_element_size = x.element_size()  # @inspect float16_element_size
-    text("But its dynamic range is poor, especially for small numbers:")
+    text("The price is range: with only 5 exponent bits, small magnitudes run out fast.")
     fp16_tiny = torch.tensor([1e-8], dtype=torch.float16)  # @inspect fp16_tiny
     fp16_value = fp16_tiny.item()  # @inspect fp16_value
-    text("1e-8 **underflows** to 0. In training that can make runs unstable.")
+    text("1e-8 is below float16's smallest value and becomes 0: an **underflow**. Tiny "
+         "gradients vanishing like this is one way float16 training goes wrong.")
 
 
 def bfloat16_format():
@@ -236,10 +244,10 @@ def bfloat16_format():
     link(bfloat16_wikipedia)
     bfloat16_layout = bit_layout(torch.bfloat16)  # @inspect bfloat16_layout
     plot(bit_layout_figure([torch.bfloat16]))  # @stepover
-    text("Google Brain introduced bfloat16 (\"brain float\") in 2018 for exactly this. It "
-         "takes the memory of float16 and keeps float32's 8 exponent bits, hence its "
-         "dynamic range; it pays with fewer mantissa bits (coarser resolution), which "
-         "matters less for deep learning.")
+    text("bfloat16 (\"brain float\", Google Brain, 2018) answers exactly this problem by "
+         "moving bits from the mantissa to the exponent. With 8 exponent bits, like float32, "
+         "it covers the same range in half the memory. What it gives up is precision, only 7 "
+         "mantissa bits, and neural networks mind that far less than underflow.")
     bf16_tiny = torch.tensor([1e-8], dtype=torch.bfloat16)  # @inspect bf16_tiny
     bf16_value = bf16_tiny.item()  # @inspect bf16_value
     text("No underflow: 1e-8 is kept (as the nearest bfloat16 value, about 1.0012e-8).")
@@ -262,8 +270,9 @@ def dtype_comparison():
 
 def fp8_format():
     text("## fp8")
-    text("FP8 was standardized in 2022 for machine learning. H100s support two variants: "
-         "E4M3 (range [-448, 448]) and E5M2 ([-57344, 57344]).")
+    text("Eight-bit floats were agreed on as a standard in 2022, with machine learning in "
+         "mind, and H100s compute with them natively. There are two flavours: E4M3 reaches "
+         "448 at most, E5M2 reaches 57344.")
     link(nvidia_fp8_primer)
     link(fp8_formats_paper)
     e4m3_largest = torch.finfo(torch.float8_e4m3fn).max  # @inspect e4m3_largest
@@ -274,29 +283,31 @@ def fp8_format():
 
 def precision_takeaways():
     text("## What this means for training")
-    text("- Training entirely in float32 is safe but memory-hungry.")
-    text("- Training entirely in fp8 or float16, or even bfloat16, saves memory but can "
-         "make the run unstable.")
-    text("- The fix, at the end of this lecture: mixed precision.")
+    text("- All float32: stable, but every value costs 4 bytes.")
+    text("- All fp8, float16 or even bfloat16: a fraction of the memory, with a real risk "
+         "that the run blows up.")
+    text("- Using each where it is safe (mixed precision) gets most of both; it closes "
+         "this lecture.")
 
 
-# ---------------------------------------------------------------------------------------
+# ----------------------------------------------------------------------
 # Compute accounting: tensors and operations
 
 
 def tensors_on_gpus():
     text("## Tensors on GPUs")
-    text("Tensors live in CPU memory by default:")
+    text("A new tensor is placed in the CPU's RAM:")
     x = torch.zeros(32, 32)
     x_device = x.device  # @inspect x_device
-    text("To use a GPU's massive parallelism they must be moved into its memory, across "
-         "the bus between the two.")
+    text("A GPU can only work on data in its own memory, so tensors have to be copied "
+         "over the bus that connects the two before its thousands of cores can help.")
     text("Copying x to the GPU and creating a second 32x32 float32 matrix there should "
          "allocate 2 x 32 x 32 x 4 bytes of GPU memory:")
     expected_memory_used = 2 * get_memory_usage(x)  # @inspect expected_memory_used
     num_gpus = torch.cuda.device_count()  # @inspect num_gpus
     if num_gpus == 0:
-        text("No GPU here: the measurement below only runs on a machine with one.")
+        text("No GPU on this machine, so the copy and the check are skipped; traced on a "
+             "CUDA machine, the lines below make the two matrices and compare the counts.")
         return
     gpu_properties = [torch.cuda.get_device_properties(i) for i in range(num_gpus)]  # @inspect gpu_properties @stepover
     memory_allocated = torch.cuda.memory_allocated()  # @inspect memory_allocated
@@ -311,21 +322,23 @@ def tensors_on_gpus():
 
 def tensor_storage():
     text("## Tensor storage and strides")
-    text("A PyTorch tensor is a pointer into allocated memory plus metadata saying how to "
-         "reach each element: for each dimension, how many elements to skip (its stride).")
+    text("Under the hood a tensor is a flat block of memory plus a little bookkeeping: "
+         "its shape, and for each dimension a *stride*, the number of elements to jump to "
+         "move one step along that dimension.")
     link(stride_docs)
     x = torch.tensor([[0.0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11], [12, 13, 14, 15]])  # @inspect x
     strides = x.stride()  # @inspect strides
     text("Next row: skip 4 elements of storage; next column: skip 1. Element (1, 2) is at:")
     r, c = 1, 2  # @inspect r c
-    index = r * x.stride(0) + c * x.stride(1)  # @inspect index
+    index = r * strides[0] + c * strides[1]  # @inspect index
     element = x.flatten()[index].item()  # @inspect element
 
 
 def tensor_slicing():
     text("## Views")
-    text("Many operations return a different *view* of the same storage: no copy, so a "
-         "change through one shows through the other.")
+    text("Indexing, `view` and `transpose` do not copy anything: they return a *view*, new "
+         "bookkeeping over the same block of memory. Write through either one and the "
+         "other sees it.")
     link(same_storage)
     x = torch.tensor([[1.0, 2, 3], [4, 5, 6]])  # @inspect x
     row = x[0]  # @inspect row
@@ -361,12 +374,13 @@ def tensor_contiguity():
     text("`reshape` picks for you: a view when the strides allow one, otherwise a copy:")
     reshaped = x.transpose(1, 0).reshape(2, 3)  # @inspect reshaped
     reshape_copied = not same_storage(x, reshaped)  # @inspect reshape_copied
-    text("So: a view costs nothing, while a copy costs extra memory and the time to fill it.")
+    text("Views are free. Copies are not: they take new memory and time to write it.")
 
 
 def tensor_elementwise():
     text("## Elementwise operations")
-    text("They apply to every element and return a new tensor of the same shape:")
+    text("An elementwise operation works on each entry on its own; the result has the "
+         "input's shape:")
     x = torch.tensor([1, 4, 9])  # @inspect x
     squared = x.pow(2)  # @inspect squared
     root = x.sqrt()  # @inspect root
@@ -381,13 +395,14 @@ def tensor_elementwise():
 
 def tensor_matmul():
     text("## Matrix multiplication")
-    text("Most of the compute in deep learning goes into multiplying matrices:")
+    text("Matrix products are where nearly all of a network's FLOPs go:")
     x = torch.ones(16, 32)
     w = torch.ones(32, 2)
     y = x @ w
     y_shape = tuple(y.shape)  # @inspect y_shape
-    text("Usually the operation is applied to every example of a batch and every token of "
-         "a sequence: PyTorch loops over the leading dimensions.")
+    text("In a network the same weights multiply every token of every sequence in a batch. "
+         "`@` takes care of that: all dimensions before the last two are treated as a batch "
+         "of independent matrix products.")
     x = torch.ones(4, 8, 16, 32)  # batch, sequence, rows, features
     y = x @ w
     batched_shape = tuple(y.shape)  # @inspect batched_shape
@@ -408,7 +423,8 @@ def jaxtyping_basics():
     link(jaxtyping_docs)
     x: Float[torch.Tensor, "batch seq heads hidden"] = torch.ones(2, 2, 1, 3)
     x_shape = tuple(x.shape)  # @inspect x_shape
-    text("These annotations document; nothing checks them here.")
+    text("Here the annotation is for the reader: nothing enforces it at run time (jaxtyping "
+         "can, together with a runtime type checker).")
 
 
 def einops_einsum():
@@ -449,14 +465,14 @@ def einops_rearrange():
     final_shape = tuple(x.shape)  # @inspect final_shape
 
 
-# ---------------------------------------------------------------------------------------
+# ----------------------------------------------------------------------
 # Compute accounting: FLOPs
 
 
 def flops_intuitions():
     text("## FLOPs")
-    text("A floating-point operation (FLOP) is one addition or multiplication. Two "
-         "abbreviations that sound the same and mean different things:")
+    text("Count one FLOP for each addition or multiplication of two floating-point "
+         "numbers. Beware two spellings that read aloud the same:")
     text("- **FLOPs**: a number of operations (how much computing);")
     text("- **FLOP/s**: operations per second (how fast the hardware is); we never write "
          "FLOPS.")
@@ -477,24 +493,27 @@ def flops_intuitions():
     text("H100's sheet says 1979 TFLOP/s with sparsity; dense matmuls get half.")
     two_weeks_seconds = 60 * 60 * 24 * 14  # @inspect two_weeks_seconds
     eight_h100_two_weeks = 8 * two_weeks_seconds * h100_flop_per_sec  # @inspect eight_h100_two_weeks
-    text("8 H100s for two weeks at full speed: about 9.6e21 FLOPs, still 30 times short "
-         "of GPT-3. (The original lecture multiplied by one week and got half that.)")
+    gpt3_to_cluster = gpt3_training_flops / eight_h100_two_weeks  # @inspect gpt3_to_cluster
+    text("8 H100s for two weeks at full speed: about 9.6e21 FLOPs, still about 33 times "
+         "short of GPT-3. (The original lecture multiplied by one week and got half that.)")
 
 
 def linear_model_flops():
     text("## FLOPs of a linear model")
-    text("n points, each d-dimensional, mapped by a linear model to k outputs:")
+    text("B data points, each a vector of D numbers, mapped by a linear model to K outputs:")
     B, D, K = matmul_sizes()  # @inspect B D K
+    link(get_device)
     device = get_device()  # @inspect device
     x = torch.ones(B, D, device=device)
     w = torch.randn(D, K, device=device)
     y = x @ w
-    text("For every triple (i, j, k): one multiply x[i][j] * w[j][k] and one add.")
+    text("Each output y[i][k] sums D products x[i][j] * w[j][k]: one multiplication and "
+         "one addition per (i, j, k), so 2 x B x D x K in all:")
     link(matmul_flops)
     actual_num_flops = matmul_flops(B, D, K)  # @inspect actual_num_flops
-    text("Other operations are cheap in comparison: an elementwise op on an m x n matrix "
-         "is O(mn) FLOPs (adding two such matrices: mn). Nothing in deep learning costs "
-         "as much as multiplying large enough matrices.")
+    text("Everything else is small change next to that: an elementwise operation on an "
+         "m x n matrix is O(mn) (adding two of them is exactly mn), with no third size "
+         "to multiply by. Once matrices are big, their products dominate the bill.")
     text("Reading it as a model: B is the number of data points (tokens), D x K the number "
          "of parameters, so a forward pass costs **2 x tokens x parameters** FLOPs. To a "
          "first approximation that carries over to Transformers.")
@@ -518,8 +537,12 @@ def matmul_timing_and_mfu():
     text("Every GPU has a datasheet with its peak FLOP/s, and the peak depends heavily on "
          "the dtype. Dense peaks, in TFLOP/s, of the two GPUs this course talks about:")
     link(peak_flop_per_sec)
-    datasheet_tflop_per_sec = {name: {precision: PEAKS[name][precision].dense / 1e12 for precision in ("fp32", "bf16")}  # @inspect datasheet_tflop_per_sec @stepover
-                               for name in ("A100", "H100 SXM")}
+    datasheet_tflop_per_sec = {  # @inspect datasheet_tflop_per_sec @stepover
+        gpu: {"fp32": PEAKS[gpu]["fp32"].dense / 1e12, "bf16": PEAKS[gpu]["bf16"].dense / 1e12}
+        for gpu in ("A100", "H100 SXM")
+    }
+    text("(The original lecture used 67.5 TFLOP/s for the H100 in float32; NVIDIA's sheet "
+         "prints 67.)")
     text("The promise for the device at hand, in float32:")
     promised_flop_per_sec = float32_measurement.promised.flop_per_sec  # @inspect promised_flop_per_sec
     promised_note = float32_measurement.promised.note  # @inspect promised_note
@@ -549,8 +572,9 @@ def matmul_timing_and_mfu():
 
 def gradients_basics():
     text("## Gradients")
-    text("So far: build tensors and push them through operations (the forward pass). Now "
-         "the backward pass. A worked example, $\\text{loss} = 0.5 (x \\cdot w - 5)^2$:")
+    text("Everything so far ran forward: tensors in, results out. Training also needs the "
+         "backward pass, the gradient of the loss with respect to each parameter. A small "
+         "case worked out, $\\text{loss} = 0.5 (x \\cdot w - 5)^2$:")
     x = torch.tensor([1.0, 2, 3])
     w = torch.tensor([1.0, 1, 1], requires_grad=True)  # we want its gradient
     pred_y = x @ w  # @inspect pred_y
@@ -574,19 +598,21 @@ def gradients_flops():
     h1 = x @ w1
     h2 = h1 @ w2
     loss = h2.pow(2).mean()  # @inspect loss
-    num_forward_flops = (2 * B * D * D) + (2 * B * D * K)  # @inspect num_forward_flops
+    # two matmuls: (B x D) @ (D x D), then (B x D) @ (D x K)
+    num_forward_flops = matmul_flops(B, D, D) + matmul_flops(B, D, K)  # @inspect num_forward_flops
     h1.retain_grad()  # keep the intermediate gradients, to look at them
     h2.retain_grad()
     loss.backward()
     text("Take w2 and apply the chain rule. Its gradient, "
          "w2.grad[j, k] = sum_i h1[i, j] * h2.grad[i, k], is a (D x B) @ (B x K) matmul:")
-    num_backward_flops = 2 * B * D * K  # @inspect num_backward_flops
+    num_backward_flops = matmul_flops(D, B, K)  # @inspect num_backward_flops
     text("and the gradient passed on to h1, h1.grad[i, j] = sum_k w2[j, k] * h2.grad[i, k], "
-         "another one of the same size:")
-    num_backward_flops += 2 * B * D * K  # @inspect num_backward_flops
-    text("That was w2 (D x K parameters). w1 (D x D) costs the same two matmuls, though "
-         "x.grad itself is never needed:")
-    num_backward_flops += (2 + 2) * B * D * D  # @inspect num_backward_flops
+         "a (B x K) @ (K x D) matmul of the same cost:")
+    num_backward_flops += matmul_flops(B, K, D)  # @inspect num_backward_flops
+    text("That was w2, with D x K parameters. w1, with D x D, takes the same pair: w1.grad "
+         "= xᵀ @ h1.grad, and x.grad = h1.grad @ w1ᵀ. This model never uses x.grad, but "
+         "in a deeper network x is the previous layer's output, so the rule counts it:")
+    num_backward_flops += matmul_flops(D, B, D) + matmul_flops(B, D, D)  # @inspect num_backward_flops
     backward_to_forward = num_backward_flops / num_forward_flops  # @inspect backward_to_forward
     link(flops_calculus)
     text("Putting it together, per data point and parameter:")
@@ -595,11 +621,12 @@ def gradients_flops():
     text("- total: **6 x data points x parameters**.")
     num_parameters = D * D + D * K  # @inspect num_parameters
     assert forward_flops(B, num_parameters) == num_forward_flops
+    link(backward_flops)
     assert backward_flops(B, num_parameters) == num_backward_flops
     total_step_flops = forward_backward_flops(B, num_parameters)  # @inspect total_step_flops
 
 
-# ---------------------------------------------------------------------------------------
+# ----------------------------------------------------------------------
 # Models
 
 
@@ -661,9 +688,9 @@ def custom_model():
 
 def note_about_randomness():
     text("## Randomness")
-    text("Initialization, dropout and the order of the data are all random. To be able "
-         "to reproduce a run, give every source of randomness an explicit seed; being "
-         "able to replay a run exactly is what makes a bug findable.")
+    text("Random numbers enter through the initial weights, dropout and the shuffling of "
+         "the data. Seed all of them explicitly: a run you can replay step for step is a "
+         "run whose bugs you can chase down.")
     text("Three generators to seed, every time:")
     seed = 0  # @inspect seed
     torch.manual_seed(seed)
@@ -679,8 +706,8 @@ def note_about_randomness():
 
 def data_loading():
     text("## Data loading")
-    text("For language modeling, data is one long sequence of integers (the tokenizer's "
-         "output), conveniently stored as a raw numpy array:")
+    text("After tokenization a corpus is nothing but a very long list of integers. A raw "
+         "numpy array on disk is the simplest way to keep it:")
     link(save_tokens)
     link(load_tokens)
     orig_data = np.arange(1, 11, dtype=np.int32)  # @inspect orig_data
@@ -807,9 +834,10 @@ def memory_and_compute_per_step():
     text("## Memory and compute of one step")
     text("The two-layer model again, D = 4, batch B = 2, AdaGrad:")
     B, D, num_layers = 2, 4, 2  # @inspect B D num_layers
-    num_parameters = (D * D * num_layers) + D  # @inspect num_parameters
+    # num_layers hidden D x D matrices, then the final D x 1 head
+    num_parameters = num_layers * D * D + D  # @inspect num_parameters
     assert num_parameters == get_num_parameters(Cruncher(dim=D, num_layers=num_layers))
-    num_activations = B * D * num_layers  # @inspect num_activations
+    num_activations = num_layers * B * D  # @inspect num_activations
     text("Activations (B x D per layer) are kept because the backward pass needs them: "
          "the gradient of a layer's weights is (its input)ᵀ @ (the gradient of its "
          "output), so each layer's input must still be in memory. *Activation "
@@ -820,7 +848,9 @@ def memory_and_compute_per_step():
     num_optimizer_states = num_parameters  # @inspect num_optimizer_states
     text("Everything in float32 (4 bytes):")
     link(training_step_memory)
-    total_memory = 4 * (num_parameters + num_activations + num_gradients + num_optimizer_states)  # @inspect total_memory
+    bytes_per_float32 = 4  # @inspect bytes_per_float32
+    num_stored_values = num_parameters + num_gradients + num_optimizer_states + num_activations  # @inspect num_stored_values
+    total_memory = bytes_per_float32 * num_stored_values  # @inspect total_memory
     assert total_memory == training_step_memory(num_parameters, num_activations, num_gradients, num_optimizer_states)
     text("With Adam instead, two averages per parameter:")
     adam_total_memory = training_step_memory(num_parameters, num_activations, num_gradients, 2 * num_parameters)  # @inspect adam_total_memory
@@ -862,7 +892,7 @@ def train_loop():
          "lr=0.01 now diverges:")
     deep_losses = train(get_regression_batch, dim=D, num_layers=2, batch_size=4,  # @inspect deep_losses
                         num_train_steps=num_train_steps, lr=0.01)
-    deep_diverged_at_step = next((step for step, loss in enumerate(deep_losses, 1) if not math.isfinite(loss)), None)  # @inspect deep_diverged_at_step
+    deep_diverged_at_step = first_non_finite_step(deep_losses)  # @inspect deep_diverged_at_step
     deep_slow_losses = train(get_regression_batch, dim=D, num_layers=2, batch_size=4,  # @inspect deep_slow_losses
                              num_train_steps=num_train_steps, lr=0.001)
     deep_slow_final_loss = sum(deep_slow_losses[-10:]) / 10  # @inspect deep_slow_final_loss
@@ -872,11 +902,13 @@ def train_loop():
 
 def checkpointing():
     text("## Checkpointing")
-    text("Training takes long and will crash somewhere; losing all progress is not an "
-         "option. Save the model and optimizer state (and the iteration, and the random "
-         "generators) to disk periodically:")
+    text("A run that lasts weeks will be interrupted: a node dies, a job is preempted. "
+         "Write the model, the optimizer state, the step number and the random generators "
+         "to disk every so often, and a crash costs minutes instead of weeks:")
     link(save_checkpoint)
     link(load_checkpoint)
+    link(set_seed)
+    link(train_steps)
     device = get_device()
     get_regression_batch = regression_task(16, device)
     set_seed(0)
@@ -903,11 +935,11 @@ def checkpointing():
 
 def mixed_precision_training():
     text("## Mixed precision training")
-    text("Every dtype is a trade-off: higher precision is more accurate and stable but "
-         "costs memory and compute; lower precision is the opposite.")
-    text("The best of both: float32 by default, bfloat16 (or fp8) where it is safe. "
-         "Concretely: lower precision for the forward pass (activations, matmuls), float32 "
-         "for the rest (parameters, gradients, optimizer state).")
+    text("More bits buy accuracy and stability and cost memory and FLOP/s; fewer bits "
+         "save both and risk the run.")
+    text("Mixed precision keeps float32 as the default and drops to bfloat16 (or fp8) only "
+         "where that is harmless: the forward pass's matmuls and activations run low, "
+         "while parameters, gradients and optimizer state stay in float32.")
     link(mixed_precision_paper)
     link(pytorch_amp)
     link(nvidia_mixed_precision)
@@ -936,7 +968,7 @@ def mixed_precision_training():
          "*quantized* to 8 bits or fewer, making the model smaller and faster.")
 
 
-# ---------------------------------------------------------------------------------------
+# ----------------------------------------------------------------------
 # Exercises
 
 
@@ -946,6 +978,7 @@ def exercise_napkin_math_rtx4080():
          "a dense bfloat16 peak of 97.5 TFLOP/s per card?")
     rtx4080_flop_per_sec = 97.5e12  # @inspect rtx4080_flop_per_sec
     small_run_flops = training_flops(2.5e9, 125e6)  # @inspect small_run_flops
+    link(seconds_to_train)
     seconds = seconds_to_train(125e6, 2.5e9, num_devices=4,  # @inspect seconds
                                flop_per_sec_per_device=rtx4080_flop_per_sec, mfu=0.4)
     hours = seconds / 3600  # @inspect hours
@@ -954,9 +987,11 @@ def exercise_napkin_math_rtx4080():
 
 def exercise_matmul_mfu():
     text("## Exercise: MFU on the machine at hand")
-    text("Time the lecture's matmul in float32 and bfloat16 and compute MFU. On a GPU the "
-         "sizes are B=16384, D=32768, K=8192: x, w and the output take about 4 GB in "
-         "float32.")
+    text("Time the lecture's matmul in float32 and bfloat16 and compute MFU. The sizes the "
+         "exercise asks for on a GPU, and the memory of x, w and the output in float32:")
+    gpu_B, gpu_D, gpu_K = GPU_MATMUL_SIZES  # @inspect gpu_B gpu_D gpu_K
+    gpu_matrices_gb = (gpu_B * gpu_D + gpu_D * gpu_K + gpu_B * gpu_K) * 4 / 1e9  # @inspect gpu_matrices_gb
+    text("About 4 GB. The sizes used here (the GPU ones only when CUDA is available):")
     B, D, K = matmul_sizes()  # @inspect B D K
     matrices_gb = (B * D + D * K + B * K) * 4 / 1e9  # @inspect matrices_gb
     device = get_device()  # @inspect device
@@ -969,17 +1004,27 @@ def exercise_matmul_mfu():
                                "MFU": measurement.mfu, "promised": measurement.promised.note}
     text("Where no promised figure exists (a CPU, an unlisted GPU) MFU stays empty: look "
          "up your device's datasheet, mind whether it quotes sparsity, and divide.")
+    text("The exercise ends by fixing `train` and comparing lr=0.01 with lr=0.1; that is done "
+         "in the training-loop section above.")
 
 
-# ---------------------------------------------------------------------------------------
+# ----------------------------------------------------------------------
 # Helpers used by the lecture (sizes, figures)
+
+
+def first_non_finite_step(losses: list[float]) -> int | None:
+    """The 1-based step whose loss first became inf or nan, or None if training stayed finite."""
+    return next((step for step, loss in enumerate(losses, 1) if not math.isfinite(loss)), None)
+
+
+# (B, D, K) of the matmul examples: data points, input dimension, outputs.
+GPU_MATMUL_SIZES = (16384, 32768, 8192)
+CPU_MATMUL_SIZES = (1024, 256, 64)
 
 
 def matmul_sizes() -> tuple[int, int, int]:
     """(B, D, K) for the matmul examples: the lecture's GPU sizes, or small ones on a CPU."""
-    if torch.cuda.is_available():
-        return 16384, 32768, 8192
-    return 1024, 256, 64
+    return GPU_MATMUL_SIZES if torch.cuda.is_available() else CPU_MATMUL_SIZES
 
 
 def bit_layout(dtype: torch.dtype) -> dict[str, int]:
@@ -1029,7 +1074,7 @@ def loss_curves_figure(curves: dict[str, list[float]]):
     return figure
 
 
-# ---------------------------------------------------------------------------------------
+# ----------------------------------------------------------------------
 # References
 
 

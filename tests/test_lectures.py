@@ -6,6 +6,7 @@ The lectures are traced once per session with the real CLI, in a subprocess, exa
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -99,6 +100,46 @@ def test_lectures_link_into_the_package(traced):
         raw = json.loads((traced[1] / f"{name}.json").read_text())
         paths = {file["path"] for file in raw["files"]}
         assert any("cs336_lectures/" in path for path in paths), paths
+
+
+@pytest.mark.parametrize("name", ["lecture_01", "lecture_02"])
+def test_every_content_function_used_is_linked(traced, name):
+    """Each function or class a lecture imports from the package has an internal link to its source."""
+    tree = ast.parse((ROOT / "lectures" / f"{name}.py").read_text(encoding="utf-8"))
+    imported = {alias.name for node in tree.body if isinstance(node, ast.ImportFrom)
+                and (node.module or "").startswith("cs336_lectures.")
+                for alias in node.names if not alias.name.isupper() and alias.name != "timing"}
+    raw = json.loads((traced[1] / f"{name}.json").read_text())
+    linked = {r["title"] for step in raw["steps"] if len(step) > 2 for r in step[2].get("r", [])
+              if r["type"] == "link" and "file" in r}
+    assert imported and not imported - linked, f"not linked: {sorted(imported - linked)}"
+
+
+EXERCISES = [
+    ("lecture_01", "exercise_bpe_on_russian", "mama_merge", 8),
+    ("lecture_01", "exercise_compression_russian_vs_english", "russian_num_tokens", None),
+    ("lecture_02", "exercise_napkin_math_rtx4080", "hours", pytest.approx(3.34, abs=0.01)),
+    ("lecture_02", "exercise_matmul_mfu", "matrices_gb", None),
+]
+
+
+@pytest.mark.parametrize("lecture, section, name, expected", EXERCISES)
+def test_each_exercise_traces_as_a_section(tmp_path, lecture, section, name, expected):
+    process = subprocess.run(
+        [sys.executable, "-m", "cs336_lectures", "trace", f"lectures/{lecture}.py",
+         "--section", section, "-o", str(tmp_path), "--quiet"],
+        cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=300,
+    )
+    assert process.returncode == 0, process.stderr
+    trace = load_trace(tmp_path / f"{lecture}.{section}.json")
+    assert trace.header["entry"] == section and trace.header["status"] == "ok"
+    if section == "exercise_compression_russian_vs_english" and not os.environ.get("TIKTOKEN_CACHE_DIR"):
+        pytest.skip("GPT-2's tokenizer files are not available offline")
+    value = last(trace, name)
+    if expected is not None:
+        assert value == expected
+    else:
+        assert value > 0
 
 
 def test_external_references_have_titles(traced):
@@ -201,6 +242,10 @@ def test_lecture_01_exercise_russian_vs_english(lecture_01, gpt2_cache):
     english = last(lecture_01, "english_compression_ratio")
     assert english > 2 * russian
     assert last(lecture_01, "russian_num_tokens") > 3 * last(lecture_01, "english_num_tokens")
+    assert last(lecture_01, "token_cost_ratio") == pytest.approx(
+        last(lecture_01, "russian_num_tokens") / last(lecture_01, "english_num_tokens"))
+    assert last(lecture_01, "russian_characters_per_token") < 1  # less than a letter per token
+    assert last(lecture_01, "russian_bytes_per_character") > 1.5 > last(lecture_01, "english_bytes_per_character")
 
 
 def test_lecture_01_without_gpt2_files_degrades(tmp_path):
@@ -273,6 +318,7 @@ def test_lecture_02_flops(lecture_02):
     assert last(lecture_02, "num_forward_flops") == 2 * B * D * D + 2 * B * D * K
     assert last(lecture_02, "backward_to_forward") == 2.0
     assert last(lecture_02, "eight_h100_two_weeks") == pytest.approx(9.58e21, rel=1e-3)
+    assert last(lecture_02, "gpt3_to_cluster") == pytest.approx(3.14e23 / 9.5751936e21)
     assert last(lecture_02, "actual_flop_per_sec") > 0
     assert last(lecture_02, "datasheet_tflop_per_sec") == {
         "A100": {"fp32": 19.5, "bf16": 312.0}, "H100 SXM": {"fp32": 67.0, "bf16": 989.5}}
@@ -332,6 +378,7 @@ def test_lecture_02_training_checkpoint_and_mixed_precision(lecture_02):
 def test_lecture_02_exercise_matmul_sizes(lecture_02):
     B, D, K = last(lecture_02, "B"), last(lecture_02, "D"), last(lecture_02, "K")
     assert last(lecture_02, "matrices_gb") == pytest.approx((B * D + D * K + B * K) * 4 / 1e9)
+    assert last(lecture_02, "gpu_matrices_gb") == pytest.approx(3.76, abs=0.01)  # "about 4 GB"
     results = last(lecture_02, "results")
     assert set(results) == {"torch.float32", "torch.bfloat16"}
     assert all(result["TFLOP/s"] > 0 for result in results.values())
