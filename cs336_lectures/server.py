@@ -8,8 +8,8 @@ and guards itself the way Jupyter does:
 
 - it binds 127.0.0.1 unless told otherwise;
 - anything that writes or runs code needs the random token printed at start-up;
-- a request whose Host is not the server's own (DNS rebinding) is refused, and so is a
-  POST whose Origin is foreign;
+- a request whose Host is not the server's own (DNS rebinding) is refused, and so is one
+  whose Origin is foreign (a browser sends Origin with any request another site's page makes);
 - paths are resolved and must stay inside the served folders; only the lectures named on
   the command line can be read as source, edited or re-traced.
 
@@ -469,11 +469,11 @@ class RequestHandler(BaseHTTPRequestHandler):
     def _handle(self, write: bool, head: bool) -> None:
         try:
             self._check_host()
+            self._check_origin()
             url = urlsplit(self.path)
             path = unquote(url.path)
             query = parse_qs(url.query)
             if write:
-                self._check_origin()
                 self._check_token()
                 self._post(path, query)
             elif path == "/api/events":

@@ -147,15 +147,18 @@ def test_posts_need_the_token(serve, workspace):
     assert request(server, "POST", "/api/retrace?trace=lecture_t", token=server.token)[0] == 202
 
 
-def test_post_with_a_foreign_origin_is_refused(serve, workspace):
+def test_a_foreign_origin_is_refused(serve, workspace):
     put_trace(workspace)
     server = serve("lectures/lecture_t.py")
     for origin in ("http://evil.example", "null", f"http://evil.example:{server.port}", f"https://127.0.0.1:{server.port}"):
         status, _, _ = request(server, "POST", "/api/retrace?trace=lecture_t", token=server.token,
                                headers={"Origin": origin})
         assert status == 403, origin
+        for path in ("/api/source?trace=lecture_t", "/api/info", "/traces/lecture_t.json", "/index.html"):
+            assert request(server, "GET", path, headers={"Origin": origin})[0] == 403, (origin, path)
     own = {"Origin": f"http://localhost:{server.port}"}
     assert request(server, "POST", "/api/retrace?trace=lecture_t", token=server.token, headers=own)[0] == 202
+    assert request(server, "GET", "/api/source?trace=lecture_t", headers=own)[0] == 200
 
 
 def test_no_path_leaves_the_served_folders(serve, workspace):

@@ -13,6 +13,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 from cs336_lectures import site
 
@@ -217,6 +218,20 @@ def test_exported_site_works_from_a_subfolder_of_a_static_host(tmp_path, page):
         assert "trace=lecture_a" in page.evaluate("location.href")
         assert page.locator(".code .line").count() == 4
         assert page.locator(".cs336-live-edit").count() == 0  # no server: no editing
+
+
+@pytest.mark.browser
+def test_exported_site_opened_as_a_file_says_to_serve_it(tmp_path, page):
+    """Browsers run no JavaScript modules in a file:// page; the site says so instead of staying blank."""
+    traces = write_trace_dir(tmp_path / "traces", {"lecture_a": sample_trace("lecture_a", lines=4)})
+    site.write_site([traces / "lecture_a.json"], tmp_path / "site")
+    page.goto((tmp_path / "site" / "index.html").as_uri())
+    expect(page.locator("#no-modules")).to_be_visible()
+    assert "python3 -m http.server" in page.locator("#no-modules").inner_text()
+    with static_server(tmp_path / "site") as base:
+        page.goto(base + "index.html")
+        page.locator("a[data-trace=lecture_a]").wait_for()
+        assert page.locator("#no-modules").count() == 0
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):

@@ -100,6 +100,16 @@ def test_step_over_stays_in_the_function(page, site):
     assert url_step(page) == step_at("print(")
 
 
+def test_step_over_a_yield_stays_in_the_generator(page, site):
+    open_lecture(page, site, step_at("yield n"))
+    page.keyboard.press("j")  # list() resumes the generator: its next line, not the caller's
+    assert current_line(page) == line_of(DEMO_SOURCE, 'print("resumed")')
+    page.keyboard.press("k")
+    assert url_step(page) == step_at("yield n")
+    page.keyboard.press("u")
+    assert current_line(page) == line_of(DEMO_SOURCE, 'text("The end")')
+
+
 def test_step_out_returns_to_the_caller(page, site):
     open_lecture(page, site, step_at("total = add(2, 3)") + 1)
     assert "add" in page.locator("#crumbs").inner_text()

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from viewer_support import ROOT, StaticSite, demo_trace, write_site
+from viewer_support import ROOT, StaticSite, demo_trace, markdown, write_site
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from synthetic_trace import synthetic_trace  # noqa: E402
@@ -192,3 +192,16 @@ def test_unknown_value_shapes_do_not_break_the_page(page, tmp_path):
         assert page.locator(".env-row[data-name=x] .v-matrix").count() == 1
         page.keyboard.press("l")
         assert "step=3" in page.evaluate("location.href")
+
+
+def test_a_long_heading_takes_at_most_two_lines_in_the_contents(page, tmp_path):
+    trace = demo_trace("wordy")
+    long = "A heading that goes on " + "and on " * 40
+    trace["steps"][1][2]["r"] = [markdown(f"<h2>{long}</h2>", [[2, long, "wordy"]])]
+    write_site(tmp_path, {"wordy": trace})
+    with StaticSite(tmp_path) as site:
+        page.goto(site.url + "index.html?trace=wordy&step=0")
+        entry = page.locator("#toc li a", has_text="A heading that goes on")
+        line_height = page.locator("#toc li a").first.bounding_box()["height"]
+        assert entry.bounding_box()["height"] < 2.5 * line_height
+        assert entry.get_attribute("title") == long

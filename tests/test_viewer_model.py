@@ -68,9 +68,11 @@ class Reference:
         return chain
 
     def scan(self, s: int, direction: int, calls: list[int]) -> int:
+        """The nearest visible step in the frame of one of `calls` (a generator's activations share one)."""
+        frames = {self.root(call) for call in calls}
         t = s + direction
         while 0 <= t < len(self.steps):
-            if self.visible[t] and self.steps[t][0] in calls:
+            if self.visible[t] and self.root(self.steps[t][0]) in frames:
                 return t
             t += direction
         return -1

@@ -39,8 +39,12 @@ CASES = [
       "tiny": 6.103515625e-05, "resolution": 0.001}, "finfo(float16)bits16min-65504.0max65504.0eps0.0009765625tiny6.103515625e-05resolution0.001"),
     ({"t": "iinfo", "dtype": "int8", "bits": 8, "max": 127, "min": -128}, "iinfo(int8)bits8min-128max127"),
     (tensor([], 3.5), "[] float32 cpu3.5"),
+    (tensor([], 52219.61), "[] float32 cpu52219.61"),
     (tensor([2], [True, False], dtype="bool"), "[2] bool cpuTrueFalse"),
     (tensor([2, 1, 2], [[[1.0, 2.0]], [[3.0, 4.0]]]), "[2, 1, 2] float32 cpu[0, :, :]1.2.[1, :, :]3.4."),
+    (tensor([2, 1, 2], [[[1, 2]], [[3, 4]]], dtype="int64"), "[2, 1, 2] int64 cpu[0, :, :]12[1, :, :]34"),
+    ({**BIG, "dtype": "int64", "preview": [1] * 64, "min": -3, "max": 7, "mean": 2.5, "requires_grad": False,
+      "contiguous": True}, "[100, 100] int64 cuda:010,000 elements" + "1" * 64 + "first 64 of 10,000 elements · min -3 · max 7 · mean 2.5"),
 ]
 
 

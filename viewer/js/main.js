@@ -277,7 +277,7 @@ class Viewer {
     $('lecture-view').classList.toggle('no-toc', !headings.length);
     toc.replaceChildren(el('div', { class: 'toc-title', text: 'Contents' }),
       el('ol', {}, headings.map((h, i) => el('li', { class: `toc-h${h.level}`, 'data-heading': i },
-        el('a', { href: this.urlWith(this.name, h.step).href, text: h.text, onclick: (event) => {
+        el('a', { href: this.urlWith(this.name, h.step).href, text: h.text, title: h.text, onclick: (event) => {
           event.preventDefault();
           this.toggleContents(false);
           this.show(h.step, { history: 'push' });
@@ -485,6 +485,7 @@ class Viewer {
   }
 }
 
+$('no-modules').remove();
 const viewer = new Viewer();
 window.cs336Viewer = {
   currentTrace: () => (viewer.mode === 'index' ? null : viewer.name),

@@ -2,10 +2,11 @@
    make every navigation a few binary searches, whatever the trace's size:
      - visible steps in execution order (steps on @hide lines are never stopped on, nor the
        steps inside a rendering statement before its last one: see passedOver),
-     - visible steps grouped by call and by source line,
+     - visible steps grouped by frame (a call plus the activations that `continue` it) and
+       by source line,
      - steps carrying renderings grouped by line,
-     - value updates grouped by frame (a call plus the activations that `continue` it),
-       with environment snapshots every SNAPSHOT_EVERY updates, made on first use.
+     - value updates grouped by frame, with environment snapshots every SNAPSHOT_EVERY
+       updates, made on first use.
    Indexes are flat Int32Arrays in CSR form: the items of key k are
    items[offsets[k] .. offsets[k + 1]), sorted by step. */
 
@@ -217,11 +218,17 @@ export class Trace {
       }
     });
     this.callFunc = new Int32Array(calls.length);
+    this.frameRoot = new Int32Array(calls.length); // the first activation of the call's frame
     calls.forEach((call, c) => {
       if (!Array.isArray(call) || !isIndex(call[0], functions.length)) {
         fail(`Malformed trace: calls[${c}] does not name one of the ${functions.length} functions.`);
       }
+      const continues = call[2];
+      if (continues !== undefined && !isIndex(continues, c)) {
+        fail(`Malformed trace: calls[${c}] continues call ${continues}, which is not an earlier call.`);
+      }
       this.callFunc[c] = call[0];
+      this.frameRoot[c] = continues === undefined ? c : this.frameRoot[continues];
     });
   }
 
@@ -277,7 +284,7 @@ export class Trace {
     const n = steps.length;
     const visibleFlags = (this.visible = new Uint8Array(n));
     const visibleKeys = new Int32Array(n);
-    const callKeys = new Int32Array(n);
+    const frameKeys = new Int32Array(n);
     const renderKeys = new Int32Array(n);
     const renderSteps = [];
     // Equal renderings from different steps share a content id, so the code view can keep
@@ -293,13 +300,13 @@ export class Trace {
       renderKeys[s] = -1;
       if (hiddenKey[key] || this.passedOver(s)) {
         visibleKeys[s] = -1;
-        callKeys[s] = -1;
+        frameKeys[s] = -1;
         continue;
       }
       visibleFlags[s] = 1;
       numVisible++;
       visibleKeys[s] = key;
-      callKeys[s] = call;
+      frameKeys[s] = this.frameRoot[call];
       const extras = steps[s][2];
       const renderings = extras && extras.r;
       if (!Array.isArray(renderings) || !renderings.length) continue;
@@ -323,7 +330,7 @@ export class Trace {
       if (visibleFlags[s]) this.visibleSteps[++p] = s;
       this.visPos[s] = p;
     }
-    this.byCall = groupBy(callKeys, calls.length);
+    this.byFrame = groupBy(frameKeys, calls.length);
     this.byLine = groupBy(visibleKeys, this.numKeys);
     this.rendersByLine = groupBy(renderKeys, this.numKeys);
     this.renderSteps = Int32Array.from(renderSteps);
@@ -336,17 +343,12 @@ export class Trace {
     const { calls, steps } = this;
     const numCalls = calls.length;
     this.callParent = new Int32Array(numCalls);
-    this.frameRoot = new Int32Array(numCalls);
     for (let c = 0; c < numCalls; c++) {
-      const [, parentStep, continues] = calls[c];
+      const parentStep = calls[c][1];
       if (!Number.isInteger(parentStep) || parentStep < -1 || parentStep >= steps.length) {
         fail(`Malformed trace: calls[${c}] names a parent step ${parentStep} that does not exist.`);
       }
-      if (continues !== undefined && !isIndex(continues, c)) {
-        fail(`Malformed trace: calls[${c}] continues call ${continues}, which is not an earlier call.`);
-      }
       this.callParent[c] = parentStep < 0 ? -1 : this.stepCall[parentStep];
-      this.frameRoot[c] = continues === undefined ? c : this.frameRoot[continues];
     }
     const frameKeys = new Int32Array(steps.length);
     for (let s = 0; s < steps.length; s++) {
@@ -420,25 +422,27 @@ export class Trace {
     return p >= 0 ? this.visibleSteps[p] : -1;
   }
 
-  nextInCall(call, s) {
-    const { offsets, items } = this.byCall;
-    const i = upper(items, offsets[call], offsets[call + 1], s);
-    return i < offsets[call + 1] ? items[i] : -1;
+  nextInFrame(frame, s) {
+    const { offsets, items } = this.byFrame;
+    const i = upper(items, offsets[frame], offsets[frame + 1], s);
+    return i < offsets[frame + 1] ? items[i] : -1;
   }
 
-  previousInCall(call, s) {
-    const { offsets, items } = this.byCall;
-    const i = upper(items, offsets[call], offsets[call + 1], s - 1) - 1;
-    return i >= offsets[call] ? items[i] : -1;
+  previousInFrame(frame, s) {
+    const { offsets, items } = this.byFrame;
+    const i = upper(items, offsets[frame], offsets[frame + 1], s - 1) - 1;
+    return i >= offsets[frame] ? items[i] : -1;
   }
 
-  /** The nearest visible step after (direction 1) or before (-1) s whose call is `call` or one
-      of its ancestors: stepping over a line runs its callees without stopping inside them,
-      and stepping over the last line of a function lands in its caller. */
+  /** The nearest visible step after (direction 1) or before (-1) s in the frame of `call` (a
+      generator's activations are one frame) or of one of its callers: stepping over a line
+      runs its callees without stopping inside them, and stepping over the last line of a
+      function lands in its caller. */
   stepOver(s, direction, call = this.stepCall[s]) {
     let best = -1;
     for (let c = call; c >= 0; c = this.callParent[c]) {
-      const t = direction > 0 ? this.nextInCall(c, s) : this.previousInCall(c, s);
+      const frame = this.frameRoot[c];
+      const t = direction > 0 ? this.nextInFrame(frame, s) : this.previousInFrame(frame, s);
       if (t >= 0 && (best < 0 || (direction > 0 ? t < best : t > best))) best = t;
     }
     return best;

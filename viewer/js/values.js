@@ -170,12 +170,12 @@ function matrix(data, isFloat) {
 }
 
 /** The 2-d tables of a tensor with more dimensions, each captioned with its leading indexes. */
-function slices(data, depth, prefix, out) {
+function slices(data, depth, prefix, isFloat, out) {
   if (depth === 2) {
-    out.push(el('div', { class: 'v-slice' }, el('div', { class: 'v-note', text: `[${prefix.join(', ')}, :, :]` }), matrix(data, true)));
+    out.push(el('div', { class: 'v-slice' }, el('div', { class: 'v-note', text: `[${prefix.join(', ')}, :, :]` }), matrix(data, isFloat)));
     return;
   }
-  for (let i = 0; i < data.length && out.length < MAX_SLICES; i++) slices(data[i], depth - 1, [...prefix, i], out);
+  for (let i = 0; i < data.length && out.length < MAX_SLICES; i++) slices(data[i], depth - 1, [...prefix, i], isFloat, out);
 }
 
 function renderTensor(value) {
@@ -186,18 +186,20 @@ function renderTensor(value) {
   let body;
   if (value.data !== undefined) {
     if (!Array.isArray(value.data)) {
-      node.append(el('span', { class: 'v-num', text: formatCell(value.data, isFloat) }));
+      // A lone scalar (a loss, say) has the room for every digit a table cell cannot spare.
+      const scalar = isFloat && typeof value.data === 'number' ? formatFloat(value.data) : formatCell(value.data, isFloat);
+      node.append(el('span', { class: 'v-num', text: scalar }));
       return node;
     }
     if (shape.length <= 2) body = matrix(value.data, isFloat);
     else {
       const tables = [];
-      slices(value.data, shape.length, [], tables);
+      slices(value.data, shape.length, [], isFloat, tables);
       body = el('div', {}, tables);
       if (tables.length * shape[shape.length - 1] * shape[shape.length - 2] < numel) body.append(el('div', { class: 'v-note', text: `first ${tables.length} slices shown` }));
     }
   } else {
-    const stats = ['min', 'max', 'mean'].filter((k) => value[k] !== undefined).map((k) => `${k} ${formatCell(value[k], true)}`);
+    const stats = ['min', 'max', 'mean'].filter((k) => value[k] !== undefined).map((k) => `${k} ${formatCell(value[k], isFloat || k === 'mean')}`);
     body = el('div', {}, matrix(value.preview || [], isFloat),
       el('div', { class: 'v-note', text: `first ${(value.preview || []).length} of ${formatCount(numel)} elements${stats.length ? ' · ' + stats.join(' · ') : ''}` }));
   }
