@@ -39,7 +39,6 @@ MIME_TYPES = {
     "avif": "image/avif",
     "pdf": "application/pdf",
 }
-IMAGE_SUFFIXES = frozenset(MIME_TYPES) - {"pdf"}
 _SUFFIX = re.compile(r"[a-z0-9]{1,10}")
 
 

@@ -33,7 +33,9 @@ TRACE_DESCRIPTION = """\
 Run each lecture's main() under the tracer (a --section function instead, or the top level
 when the file has no main) and write OUT/STEM.json (OUT/STEM.SECTION.json with --section),
 with its images and plots in OUT/assets/. The top level of a file with a main() runs first,
-untraced, as an import of the module STEM with the file's folder on sys.path. What the lecture
+untraced, as an import of the module STEM with the file's folder on sys.path; a file without
+one runs as `python FILE` runs it, as __main__. main() or the section must take no arguments.
+Modules named by --trace-module are found as the lecture's imports are. What the lecture
 prints goes into the trace; its stdin is empty, so input() raises EOFError instead of waiting."""
 TRACE_EPILOG = """\
 directives, in a comment on a line of the lecture:

@@ -4,7 +4,8 @@ A directive lives in a comment whose text starts with `@`; several may share one
 (`# @inspect x y @stepover`). The tracer asks about lines thousands of times, so each file is
 parsed once, with the tokenize module (a `#` inside a string is not a comment), into a dict
 from line number to a `Directive`. A comment on any physical line of a multi-line statement
-applies to every line of that statement, since Python may report any of them as running.
+applies to every line of that statement, since Python may report any of them as running; one
+on a decorator line applies to the decorators and the `def` or `class` line below them too.
 
     >>> parse_directives("x = 1  # @inspect x\\n")[1].inspect
     (('x', ('x',)),)
@@ -13,13 +14,12 @@ applies to every line of that statement, since Python may report any of them as 
 from __future__ import annotations
 
 import io
-import re
 import tokenize
+import unicodedata
 import warnings
 from dataclasses import dataclass
 
 KNOWN = ("inspect", "clear", "stepover", "hide")
-_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*\Z")
 
 
 class DirectiveWarning(UserWarning):
@@ -30,7 +30,8 @@ class DirectiveWarning(UserWarning):
 class Directive:
     """What the comments on one line ask of the tracer.
 
-    `inspect` holds (name, attribute path) pairs: `b.attr` -> ("b.attr", ("b", "attr")).
+    `inspect` holds (name, attribute path) pairs: `b.attr` -> ("b.attr", ("b", "attr")); the path
+    is NFKC-normalized, as Python normalizes identifiers (`ﬁle` names the variable `file`).
     """
 
     inspect: tuple[tuple[str, tuple[str, ...]], ...] = ()
@@ -55,17 +56,27 @@ def parse_directives(source: str, filename: str = "<lecture>") -> dict[int, Dire
     """
     by_line: dict[int, Directive] = {}
     statement_lines: list[int] = []  # physical lines of the logical line being read
-    pending: list[tuple[int, Directive]] = []  # directives found in the current statement
+    pending: list[Directive] = []  # directives found in the current logical line
+    decorators: list[tuple[list[int], Directive]] = []  # decorator lines above the `def` or `class` to come
+    is_decorator = False  # whether the logical line being read starts with @
+
+    def add(lines: list[int], directive: Directive) -> None:
+        for line in lines:
+            by_line[line] = by_line[line].merged(directive) if line in by_line else directive
 
     def close_statement() -> None:
-        if pending:
-            combined = Directive()
-            for _, directive in pending:
-                combined = combined.merged(directive)
-            for line in statement_lines or [pending[0][0]]:
-                by_line[line] = by_line[line].merged(combined) if line in by_line else combined
+        # A decorated definition runs its decorator lines and its `def` line as one statement (the
+        # name is bound on the last of them): a directive on any of them applies to all, except
+        # @hide, which keeps to the lines it is written on.
+        parts = [*decorators, (list(statement_lines), _combined(pending))]
+        shared = _combined(directive for _, directive in parts)
+        for lines, own in parts:
+            directive = Directive(shared.inspect, shared.clear, shared.stepover, own.hide)
+            if directive != Directive():
+                add(lines, directive)
         pending.clear()
         statement_lines.clear()
+        decorators.clear()
 
     tokens = tokenize.generate_tokens(io.StringIO(source).readline)
     try:
@@ -73,23 +84,36 @@ def parse_directives(source: str, filename: str = "<lecture>") -> dict[int, Dire
             kind, start_line, end_line = token.type, token.start[0], token.end[0]
             if kind == tokenize.COMMENT:
                 directive = _parse_comment(token.string, filename, start_line)
-                if directive is not None:
-                    pending.append((start_line, directive))
-                    if not statement_lines:  # a comment on a line of its own
-                        statement_lines.append(start_line)
-                        close_statement()
+                if directive is not None and statement_lines:
+                    pending.append(directive)
+                elif directive is not None:  # a comment on a line of its own
+                    add([start_line], directive)
+                continue
+            if kind == tokenize.NEWLINE and is_decorator:
+                decorators.append((list(statement_lines), _combined(pending)))
+                pending.clear()
+                statement_lines.clear()
                 continue
             if kind in (tokenize.NEWLINE, tokenize.ENDMARKER):
                 close_statement()
                 continue
             if kind in (tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING):
                 continue
+            if not statement_lines:
+                is_decorator = kind == tokenize.OP and token.string == "@"
             for line in range(start_line, end_line + 1):
                 if not statement_lines or statement_lines[-1] < line:
                     statement_lines.append(line)
     except (tokenize.TokenError, SyntaxError):
         close_statement()  # the compiler reports bad syntax better than we could
     return by_line
+
+
+def _combined(directives) -> Directive:
+    combined = Directive()
+    for directive in directives:
+        combined = combined.merged(directive)
+    return combined
 
 
 def _parse_comment(comment: str, filename: str, line: int) -> Directive | None:
@@ -116,11 +140,11 @@ def _parse_comment(comment: str, filename: str, line: int) -> Directive | None:
         arguments += 1
         if current in flags:
             _warn(f"@{current} takes no arguments, ignoring {word!r}", filename, line)
-        elif not _DOTTED_NAME.match(word):
+        elif not all(part.isidentifier() for part in word.split(".")):
             _warn(f"@{current} expects names like x or x.attr, ignoring {word!r}", filename, line)
         elif current == "inspect":
             if all(name != word for name, _ in inspect):
-                inspect.append((word, tuple(word.split("."))))
+                inspect.append((word, tuple(unicodedata.normalize("NFKC", word).split("."))))
         elif word not in clear:
             clear.append(word)
     _check_has_names(current, arguments, filename, line)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Protocol, Sequence
 from urllib.parse import urlsplit
 
-from cs336_lectures.assets import IMAGE_SUFFIXES, AssetStore, sniff_image_suffix
+from cs336_lectures.assets import AssetStore, sniff_image_suffix
 from cs336_lectures.rendering import render_markdown, render_verbatim
 
 __all__ = ["Recorder", "Reference", "active_recorder", "image", "link", "plot", "set_recorder", "text"]
@@ -188,10 +188,11 @@ def _read_local_image(source: str, caller) -> bytes:
 def _add_image(data: bytes, source: str) -> str:
     suffix = sniff_image_suffix(data)
     if suffix is None:
-        named = Path(urlsplit(source).path).suffix.lower().lstrip(".")
-        if named not in IMAGE_SUFFIXES:
+        # Every binary format is known by its first bytes; only an SVG may open with a long preamble.
+        named = Path(urlsplit(source).path).suffix.lower()
+        if named != ".svg" or b"<svg" not in data.lower():
             raise ValueError(f"not an image: {source}")
-        suffix = named
+        suffix = "svg"
     return _recorder.assets.add(data, suffix)
 
 
@@ -237,9 +238,11 @@ def link(
             raise ValueError("link(): a link to code takes only title=, not url/authors/date/organization/description")
         if title is not None and not isinstance(title, str):
             raise TypeError(f"link(): title must be a string, not {type(title).__name__}")
+        # Looked up even without a recorder: code with no Python source fails the same way in both.
+        path, line, name = _code_location(arg, title)
         if _recorder is None:
             return
-        rendering = _internal_link(arg, title)
+        rendering = {"type": "link", "title": name, "file": _recorder.file_index(path), "line": line}
     else:
         raise TypeError(
             f"link() expects a URL, a Reference, or a function/class/module, not {type(arg).__name__}"
@@ -278,14 +281,14 @@ def _is_code(obj: Any) -> bool:
     return inspect.ismodule(obj) or callable(obj) or isinstance(obj, (property, staticmethod, classmethod))
 
 
-def _internal_link(obj: Any, title: str | None) -> dict[str, Any]:
-    """{'type': 'link', 'title', 'file', 'line'} pointing at the definition of a function, class or module."""
+def _code_location(obj: Any, title: str | None) -> tuple[str, int, str]:
+    """(source file, line, title) of the definition of a function, class or module."""
     target = _unwrap(obj)
     if not (inspect.isclass(target) or inspect.ismodule(target) or inspect.isroutine(target)):
         target = type(target)  # a callable object: link to its class
     path, line = _source_location(target)
     name = title or getattr(target, "__qualname__", None) or getattr(target, "__name__", None) or repr(target)
-    return {"type": "link", "title": name, "file": _recorder.file_index(path), "line": line}
+    return path, line, name
 
 
 def _unwrap(obj: Any) -> Any:
@@ -344,7 +347,8 @@ def _class_location_from_methods(cls: type) -> tuple[str, int] | None:
 
 
 def plot(figure: Any) -> None:
-    """Show a matplotlib figure (or the figure of an Axes), stored as SVG.
+    """Show a matplotlib figure (or the figure of an Axes), stored as SVG. A figure that cannot
+    be drawn (bad mathtext in a label, say) shows as an image placeholder saying why.
 
     >>> fig, ax = plt.subplots(); ax.plot(losses); plot(fig)
     """
@@ -354,8 +358,13 @@ def plot(figure: Any) -> None:
         raise TypeError(f"plot() expects a matplotlib figure, not {type(figure).__name__}")
     if _recorder is None:
         return
-    svg = figure_svg(figure)
-    _recorder.add_rendering({"type": "plot", "src": _recorder.assets.add(svg, "svg"), "alt": _figure_title(figure)})
+    title = _figure_title(figure)
+    try:
+        rendering = {"type": "plot", "src": _recorder.assets.add(figure_svg(figure), "svg"), "alt": title}
+    except Exception as error:  # run without the tracer, the lecture would not have failed here
+        rendering = {"type": "image", "src": None, "alt": title,
+                     "error": f"cannot draw the plot: {type(error).__name__}: {error}"}
+    _recorder.add_rendering(rendering)
 
 
 def figure_svg(figure: Any) -> bytes:

@@ -248,7 +248,7 @@ class Tracer:
         except SystemExit as exit:  # sys.exit() in a lecture: a failure unless it says success
             if exit.code not in (None, 0):
                 failure = exit
-        except Exception as error:  # the lecture failed: that goes into the trace
+        except BaseException as error:  # the lecture failed (its own BaseException subclasses too): into the trace
             failure = error
         finally:
             sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
@@ -335,7 +335,9 @@ class Tracer:
                 self._record_value(activation, name, value)
         if self.inspect_all:
             for name, value in list(frame.f_locals.items()):
-                if not (name.startswith("__") or isinstance(value, (types.ModuleType, types.FunctionType, type))):
+                # Not dunders, nor a comprehension's hidden iterator (named ".0"), nor definitions.
+                if name.isidentifier() and not (name.startswith("__") or isinstance(
+                        value, (types.ModuleType, types.FunctionType, type))):
                     self._record_value(activation, name, value)
         if directive.clear and not suspending:
             extras = _extras(self.steps[activation.step])
@@ -449,7 +451,7 @@ class Tracer:
             activation = getattr(tb.tb_frame.f_trace, "__self__", None)
             if isinstance(activation, _Activation) and activation.tracer is self:
                 site = (activation, tb.tb_lineno)
-        info = {"type": type(error).__qualname__, "message": str(error), "traceback": _format_traceback(error)}
+        info = {"type": type(error).__qualname__, "message": _message(error), "traceback": _format_traceback(error)}
         if site is None:
             if not self.steps:
                 return
@@ -594,22 +596,26 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
     Raises LectureError when the lecture cannot be started at all.
     """
     entry = _check_lecture(path, section)
-    traced = [path.resolve(), *_module_files(trace_modules)]
     title = trace_title(path, section)
     from cs336_lectures.assets import AssetStore
 
     with _progress_display(title, quiet) as on_progress:
-        assets = AssetStore(output_dir.absolute() / "assets", Path("var/files").absolute())  # the lecture may chdir
-        tracer = Tracer(traced, assets=assets,
-                        inspect_all=inspect_all, max_steps=max_steps, timeout=timeout,
-                        on_progress=on_progress)
-        seed_everything(seed)
-        created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-        with _lecture_module(path) as (module, load):
-            if entry != "<module>":
+        with _lecture_module(path, as_main=entry == "<module>") as (module, load):
+            # Looked up as the lecture's own imports are: with the lecture's folder on sys.path.
+            traced = [path.resolve(), *_module_files(trace_modules)]
+            assets = AssetStore(output_dir.absolute() / "assets", Path("var/files").absolute())  # the lecture may chdir
+            tracer = Tracer(traced, assets=assets,
+                            inspect_all=inspect_all, max_steps=max_steps, timeout=timeout,
+                            on_progress=on_progress)
+            seed_everything(seed)
+            created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+            if entry == "<module>":
+                run = load
+            else:
                 _import_untraced(path, load)
+                run = _entry_function(path, module, entry)
             _make_folder(output_dir)  # before the run, so that a bad -o does not cost a whole lecture
-            failure = tracer.run(load if entry == "<module>" else getattr(module, entry))
+            failure = tracer.run(run)
             if entry == "<module>" and _is_top_level_import_error(path, failure):
                 raise _import_failure(path, failure)  # as it is for a lecture with a main()
 
@@ -649,7 +655,10 @@ def _check_lecture(path: Path, section: str | None) -> str:
     try:
         tree = ast.parse(read_source(path), filename=str(path))
     except SyntaxError as error:
-        raise LectureError(f"{path}:{error.lineno}: syntax error: {error.msg}") from None
+        where = f"{path}:{error.lineno}" if error.lineno else str(path)
+        raise LectureError(f"{where}: syntax error: {error.msg}") from None
+    except (RecursionError, MemoryError) as error:  # Python cannot compile it either
+        raise LectureError(f"{path}: cannot compile: {error or type(error).__name__}") from None
     except (OSError, UnicodeDecodeError) as error:
         raise LectureError(f"{path}: cannot read: {error}") from None
     functions = {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
@@ -674,8 +683,8 @@ def _module_files(names: tuple[str, ...]) -> list[Path]:
     for name in names:
         try:
             spec = importlib.util.find_spec(name)
-        except (ImportError, ValueError) as error:
-            raise LectureError(f"--trace-module {name}: {error}") from None
+        except Exception as error:  # ImportError, or anything a parent package raises while it is imported
+            raise LectureError(f"--trace-module {name}: {type(error).__name__}: {_message(error)}") from None
         if spec is not None and spec.submodule_search_locations:  # a package, maybe a namespace one
             for folder in spec.submodule_search_locations:
                 files.extend(sorted(Path(folder).rglob("*.py")))
@@ -689,19 +698,24 @@ def _module_files(names: tuple[str, ...]) -> list[Path]:
 
 
 @contextmanager
-def _lecture_module(path: Path) -> Iterator[tuple[types.ModuleType, Callable[[], None]]]:
-    """A fresh module named after the file's stem, its folder first on sys.path and sys.argv as
-    `python FILE` would set it (not the tracer's own arguments), all undone after."""
+def _lecture_module(path: Path, as_main: bool = False) -> Iterator[tuple[types.ModuleType, Callable[[], None]]]:
+    """A fresh module for the file, its folder first on sys.path and sys.argv as `python FILE`
+    would set them (not the tracer's own arguments), all undone after.
+
+    The module is named after the file's stem, so that the top level of a lecture with a main()
+    runs as an import; `as_main` names it `__main__` instead, as `python FILE` does, for a lecture
+    that is all top level (its `if __name__ == "__main__":` block runs)."""
     folder = str(path.resolve().parent)
-    saved = sys.modules.get(path.stem)
+    name = "__main__" if as_main else path.stem
+    saved = sys.modules.get(name)
     saved_file = getattr(saved, "__file__", None)
-    if saved is not None and not (saved_file and os.path.samefile(saved_file, path)):
+    if not as_main and saved is not None and not (saved_file and os.path.samefile(saved_file, path)):
         # Replacing another module would hand the lecture to every `import <stem>` during the run.
         raise LectureError(f"{path}: the module name {path.stem!r} is already in use "
                            f"({saved_file or 'a built-in module'}); rename the lecture")
-    spec = importlib.util.spec_from_file_location(path.stem, path.resolve())
+    spec = importlib.util.spec_from_file_location(name, path.resolve())
     module = importlib.util.module_from_spec(spec)
-    sys.modules[path.stem] = module
+    sys.modules[name] = module
     sys.path.insert(0, folder)
     argv, sys.argv = sys.argv, [str(path)]
     try:
@@ -711,22 +725,41 @@ def _lecture_module(path: Path) -> Iterator[tuple[types.ModuleType, Callable[[],
         if folder in sys.path:
             sys.path.remove(folder)
         if saved is not None:
-            sys.modules[path.stem] = saved
-        elif sys.modules.get(path.stem) is module:
-            del sys.modules[path.stem]
+            sys.modules[name] = saved
+        elif sys.modules.get(name) is module:
+            del sys.modules[name]
 
 
 def _import_untraced(path: Path, load: Callable[[], None]) -> None:
     try:
         load()
-    except (Exception, SystemExit) as error:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as error:  # SystemExit and the lecture's own BaseException subclasses too
         raise _import_failure(path, error) from None
+
+
+def _entry_function(path: Path, module: types.ModuleType, entry: str) -> Callable[[], Any]:
+    """The lecture's function `entry` (main, a section), refused unless it can be called with no arguments."""
+    function = vars(module).get(entry)
+    if not callable(function):
+        raise LectureError(f"{path}: {entry} is not a function once the top level has run")
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):  # no signature to read: the call will tell
+        return function
+    required = [parameter.name for parameter in parameters if parameter.default is parameter.empty
+                and parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)]
+    if required:
+        raise LectureError(f"{path}: cannot trace {entry}(): it needs arguments ({', '.join(required)}), "
+                           f"and the tracer calls it with none")
+    return function
 
 
 def _import_failure(path: Path, error: BaseException) -> LectureError:
     site = _lecture_frame(path, error)
     where = f"{path}:{site.tb_lineno}" if site is not None else str(path)
-    return LectureError(f"{where}: import failed: {type(error).__name__}: {error}")
+    return LectureError(f"{where}: import failed: {type(error).__name__}: {_message(error)}")
 
 
 def _is_top_level_import_error(path: Path, error: BaseException | None) -> bool:
@@ -750,8 +783,16 @@ def _one_line(error: BaseException, tracer: Tracer) -> str:
     if last is not None and len(last) > 2 and "x" in last[2]:
         file = tracer.files[tracer.functions[tracer.calls[last[0]][0]][0]].path
         where = f" ({file}:{last[1]})"
-    message = str(error).strip().splitlines()
+    message = _message(error).strip().splitlines()
     return f"{type(error).__name__}{': ' + message[0] if message else ''}{where}"
+
+
+def _message(error: BaseException) -> str:
+    """str(error): the lecture's own code, which may fail too (then as the traceback module says it)."""
+    try:
+        return str(error)
+    except Exception:
+        return "<exception str() failed>"
 
 
 def seed_everything(seed: int) -> None:

@@ -59,6 +59,12 @@ def test_one_summary_line_per_lecture_without_quiet(tmp_path, capsys, validate_t
     ("import not_a_module_anywhere\n\ndef main():\n    pass\n",
      "absent.py:1: import failed: ModuleNotFoundError: No module named 'not_a_module_anywhere'"),
     ("def main():\n    pass\n\nraise RuntimeError('at import')\n", "absent.py:4: import failed: RuntimeError: at import"),
+    ("x = 1\0\n", "absent.py: syntax error: source code string cannot contain null bytes"),
+    ("def main():\n    total = " + " + ".join(["1"] * 5000) + "\n", "absent.py: cannot compile: maximum recursion depth"),
+    ("def main(size):\n    pass\n", "absent.py: cannot trace main(): it needs arguments (size)"),
+    ("def main():\n    pass\n\nmain = 3\n", "absent.py: main is not a function once the top level has run"),
+    ("class Halt(BaseException):\n    pass\n\nraise Halt('early')\n\ndef main():\n    pass\n",
+     "absent.py:4: import failed: Halt: early"),
 ])
 def test_lectures_that_cannot_start_give_one_line_and_exit_2(tmp_path, capsys, source, expected):
     if source is not None:
@@ -121,6 +127,13 @@ def test_unknown_trace_module_is_a_usage_error(tmp_path, capsys):
     lecture = write(tmp_path, "lecture.py", GOOD)
     assert main(["trace", str(lecture), "--trace-module", "no_such_module_xyz", "-o", str(tmp_path / "out")]) == 2
     assert "--trace-module no_such_module_xyz" in one_line_error(capsys.readouterr().err)
+    package = tmp_path / "broken_package_xyz"
+    package.mkdir()
+    (package / "__init__.py").write_text("raise RuntimeError('package broke')\n")
+    (package / "part.py").write_text("")  # beside the lecture: found as the lecture's imports are
+    assert main(["trace", str(lecture), "--trace-module", "broken_package_xyz.part", "-o", str(tmp_path / "out")]) == 2
+    assert one_line_error(capsys.readouterr().err).endswith(
+        "--trace-module broken_package_xyz.part: RuntimeError: package broke")
 
 
 class FakeTerminal(io.StringIO):

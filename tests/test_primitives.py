@@ -75,6 +75,8 @@ def test_without_a_recorder_primitives_do_nothing_but_still_check_arguments():
         text("x", style={"color": "red; background: url(x)"})
     with pytest.raises(TypeError):
         link(42)
+    with pytest.raises(ValueError, match="cannot find the Python source"):
+        link(len)  # as it fails under the tracer
 
 
 def test_importing_the_package_stays_light():
@@ -175,11 +177,19 @@ def test_fetched_images_come_from_the_cache(recorder, tmp_path):
     assert recorder.last["src"].startswith("data:image/png;base64,")
 
 
-def test_a_file_that_is_not_an_image_becomes_a_placeholder(recorder, tmp_path):
-    path = tmp_path / "notes.txt"
+@pytest.mark.parametrize("name", ["notes.txt", "photo.png", "figure.svg"])
+def test_a_file_that_is_not_an_image_becomes_a_placeholder(recorder, tmp_path, name):
+    path = tmp_path / name
     path.write_text("hello")
     image(path)
     assert recorder.last["src"] is None and "not an image" in recorder.last["error"]
+
+
+def test_an_svg_with_a_long_preamble_is_still_an_image(recorder, tmp_path):
+    path = tmp_path / "figure.svg"
+    path.write_text(f'<?xml version="1.0"?>\n<!-- {"c" * 2000} -->\n<svg xmlns="http://www.w3.org/2000/svg"/>')
+    image(path)
+    assert recorder.last["src"].startswith("data:image/svg+xml;base64,")
 
 
 @pytest.mark.parametrize(
@@ -335,6 +345,14 @@ def test_plot_stores_a_deterministic_svg(recorder, tmp_path):
         assert (tmp_path / "trace" / rendering["src"]).read_bytes() == first
     else:
         assert rendering["src"] == "data:image/svg+xml;base64," + base64.b64encode(first).decode()
+
+
+def test_a_figure_that_cannot_be_drawn_becomes_a_placeholder(recorder):
+    figure = make_figure()
+    figure.axes[0].set_title(r"$\frac{1}$")  # mathtext that matplotlib cannot parse
+    plot(figure)
+    assert recorder.last["type"] == "image" and recorder.last["src"] is None
+    assert recorder.last["error"].startswith("cannot draw the plot: ValueError")
 
 
 def test_plot_accepts_axes_and_refuses_other_things(recorder):

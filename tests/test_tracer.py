@@ -333,6 +333,29 @@ def test_top_level_is_traced_when_there_is_no_main(tmp_path, validate_trace):
     assert trace.steps[-1].stdout == "42\n"
 
 
+def test_a_lecture_without_main_runs_as_python_would_run_it(tmp_path, validate_trace):
+    source = """
+        import sys
+        from dataclasses import dataclass
+
+        @dataclass
+        class Point:
+            x: int
+
+        def intro():
+            p = Point(1)  # @inspect p
+            print(__name__, sys.modules[__name__].__file__ == __file__)
+
+        if __name__ == "__main__":
+            intro()
+        """
+    main_module = sys.modules["__main__"]
+    _, _, trace = trace_program(tmp_path, source, validate_trace)
+    assert trace.values_of("p") == [{"x": 1}]
+    assert trace.steps[-1].stdout == "__main__ True\n"
+    assert sys.modules["__main__"] is main_module
+
+
 def test_main_runs_after_an_untraced_top_level(tmp_path, validate_trace):
     source = """
         import math

@@ -6,12 +6,13 @@ import json
 import sys
 import textwrap
 import warnings
+from pathlib import Path
 
 import pytest
 from test_tracer import trace_program
 
 from cs336_lectures.directives import DirectiveWarning, parse_directives
-from cs336_lectures.tracer import LectureError, trace_lecture
+from cs336_lectures.tracer import LectureError, environment, trace_lecture
 
 HELPER = """
 def helper(n):
@@ -108,6 +109,22 @@ def test_directive_parsing_ignores_strings_and_prose():
     assert directives[5].stepover and directives[6].stepover
 
 
+def test_a_directive_on_a_decorator_covers_the_definition_but_hides_only_its_line(tmp_path, validate_trace):
+    source = """
+        import functools
+
+        def main():
+            @functools.lru_cache  # @inspect cached @hide
+            def cached(n):
+                return n
+            value = cached(2)  # @inspect value
+        """
+    _, raw, trace = trace_program(tmp_path, source, validate_trace)
+    assert raw["files"][0]["hidden"] == [5]
+    assert trace.inspected_names() == ["cached", "value"]
+    assert trace.values_of("cached")[0].startswith("<functools._lru_cache_wrapper object")
+
+
 def test_malformed_directive_arguments_warn():
     with pytest.warns(DirectiveWarning, match="expects names"):
         parse_directives("x = 1  # @inspect x[0]\n", "lecture.py")
@@ -141,6 +158,31 @@ def test_uncaught_exception_ends_with_an_error_step(tmp_path, validate_trace):
     assert 'line 9, in main' in last.error["traceback"] and "tracer.py" not in last.error["traceback"]
     assert sum(step.error is not None for step in trace.steps) == 1
     assert trace.values_of("ok") == [[1]]
+
+
+def test_unusual_exceptions_still_end_in_an_error_step(tmp_path, validate_trace):
+    source = """
+        class Unprintable(Exception):
+            def __str__(self):
+                raise RuntimeError("no words")
+
+        class Halt(BaseException):
+            pass
+
+        def main():
+            try:
+                raise Unprintable()
+            except Unprintable:
+                pass
+            raise Halt("own base exception")
+        """
+    result, raw, trace = trace_program(tmp_path, source, validate_trace)
+    assert result.status == "error" and raw["header"]["message"].startswith("Halt: own base exception")
+    assert trace.steps[-1].error["type"] == "Halt" and trace.steps[-1].line == 14
+    unprintable = source.replace('raise Halt("own base exception")', "raise Unprintable()")
+    result, raw, trace = trace_program(tmp_path, unprintable, validate_trace)
+    assert raw["header"]["message"].startswith("Unprintable: <exception str() failed>")
+    assert trace.steps[-1].error["message"] == "<exception str() failed>"
 
 
 def test_error_after_cleanup_code_gets_its_own_final_step(tmp_path, validate_trace):
@@ -253,6 +295,13 @@ def test_unknown_section_is_a_lecture_error(tmp_path):
         trace_lecture(tmp_path / "lecture.py", output_dir=tmp_path, section="nope", quiet=True)
 
 
+def test_a_section_that_needs_arguments_is_a_lecture_error(tmp_path):
+    (tmp_path / "lecture.py").write_text("def part(n, *rest, scale=2):\n    return n\n\ndef main():\n    part(1)\n")
+    with pytest.raises(LectureError, match=r"cannot trace part\(\): it needs arguments \(n\)"):
+        trace_lecture(tmp_path / "lecture.py", output_dir=tmp_path, section="part", quiet=True)
+    assert not (tmp_path / "lecture.part.json").exists()
+
+
 def test_tracing_twice_gives_the_same_trace(tmp_path, validate_trace):
     source = """
         import random
@@ -283,6 +332,15 @@ def test_tracing_twice_gives_the_same_trace(tmp_path, validate_trace):
     assert json.loads(third.path.read_text())["steps"] != two["steps"]
 
 
+def test_the_header_names_the_cuda_device_when_there_is_one(monkeypatch):
+    import torch
+
+    assert environment()["device"] == ("cpu" if not torch.cuda.is_available() else torch.cuda.get_device_name(0))
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda index=None: "NVIDIA H200")
+    assert environment()["device"] == "NVIDIA H200"
+
+
 def test_inspect_all_records_changed_locals(tmp_path, validate_trace):
     source = """
         import math
@@ -295,6 +353,28 @@ def test_inspect_all_records_changed_locals(tmp_path, validate_trace):
         """
     _, _, trace = trace_program(tmp_path, source, validate_trace, inspect_all=True)
     assert [step.values for step in trace.steps] == [{"x": 1}, {"y": 2}, {}, {}]
+
+
+def test_inspect_all_skips_a_comprehensions_hidden_iterator(tmp_path, validate_trace):
+    source = """
+        def main():
+            squares = [i * i for i in range(2)]
+        """
+    _, _, trace = trace_program(tmp_path, source, validate_trace, inspect_all=True)
+    assert trace.inspected_names() == ["squares", "i"]
+
+
+def test_non_ascii_names_can_be_inspected(tmp_path, validate_trace):
+    source = """
+        def main():
+            δ = 0.5  # @inspect δ
+            名前 = "値"  # @inspect 名前
+            ﬁle = 3  # @inspect ﬁle
+        """
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DirectiveWarning)
+        _, _, trace = trace_program(tmp_path, source, validate_trace)
+    assert [trace.values_of(name) for name in ("δ", "名前", "ﬁle")] == [[0.5], ["値"], [3]]
 
 
 def test_trace_module_adds_its_files(tmp_path, validate_trace, monkeypatch):
@@ -313,6 +393,21 @@ def test_trace_module_adds_its_files(tmp_path, validate_trace, monkeypatch):
     assert [file["path"].endswith(name) for file, name in zip(raw["files"], ("lecture.py", "maths.py"))] == [True, True]
     assert [(step.function, step.line) for step in trace.steps] == [("main", 5), ("triple", 2), ("triple", 3)]
     assert trace.values_of("y") == [6]
+
+
+def test_trace_module_beside_the_lecture_is_found_from_any_directory(tmp_path, validate_trace, monkeypatch):
+    (tmp_path / "helper_beside_lecture.py").write_text("def triple(x):\n    y = 3 * x  # @inspect y\n    return y\n")
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    source = """
+        from helper_beside_lecture import triple
+
+        def main():
+            z = triple(2)  # @inspect z
+        """
+    _, raw, trace = trace_program(tmp_path, source, validate_trace, trace_modules=("helper_beside_lecture",))
+    assert [Path(file["path"]).name for file in raw["files"]] == ["lecture.py", "helper_beside_lecture.py"]
+    assert trace.values_of("y") == [6] and str(tmp_path) not in sys.path
 
 
 def test_internal_link_adds_the_target_file(tmp_path, validate_trace):
