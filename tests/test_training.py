@@ -135,6 +135,7 @@ def test_bad_checkpoints_and_iterations_are_refused(tmp_path):
         save_checkpoint(model, optimizer, -1, tmp_path / "c.pt")
 
 
+@pytest.mark.filterwarnings("ignore:Detected pickle protocol")  # torch warns about the garbage before refusing it
 @pytest.mark.parametrize("content", [b"", b"plain text", b"\x80\x04garbage"])
 def test_files_that_are_not_checkpoints_get_a_clear_error(tmp_path, content):
     model = Cruncher(dim=4, num_layers=1)
