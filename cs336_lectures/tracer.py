@@ -28,6 +28,7 @@ import builtins
 import codecs
 import datetime
 import dis
+import gc
 import importlib.util
 import inspect
 import io
@@ -225,6 +226,9 @@ class Tracer:
         primitives.set_recorder(self)
         sys.stdout, sys.stderr = _StepWriter(self, "o", stdout), _StepWriter(self, "e", stderr)
         sys.stdin = io.StringIO()  # input() gets EOFError at once: a trace never waits for a keyboard
+        # The steps are many small containers; each collection they trigger would otherwise
+        # rescan everything alive before the run (torch's import alone is ~10^5 objects).
+        gc.freeze()
         try:
             try:
                 global_tracer = self._global_tracer()
@@ -251,6 +255,7 @@ class Tracer:
         except BaseException as error:  # the lecture failed (its own BaseException subclasses too): into the trace
             failure = error
         finally:
+            gc.unfreeze()
             sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
             os.chdir(cwd)
             primitives.set_recorder(None)
