@@ -7,14 +7,14 @@
 
 import { el } from './dom.js';
 import { renderRenderings } from './renderings.js';
-import { NEVER } from './trace.js';
+import { NEVER, upper } from './trace.js';
 
 const CHUNK = 100; // units to a chunk
 const LINE_HEIGHT = 21.6; // px, a code line (13.5px font, line-height 1.6)
 const BLOCK_HEIGHT = 80; // px, a guess for a rendering block
 
-function lineHtml(number, html) {
-  return `<div class="line" data-line="${number}"><a class="no" data-line="${number}">${number}</a><span class="src">${html || ' '}</span></div>`;
+function lineHtml(number, html, cls = 'line') {
+  return `<div class="${cls}" data-line="${number}"><a class="no" data-line="${number}">${number}</a><span class="src">${html || ' '}</span></div>`;
 }
 
 export class CodeView {
@@ -66,7 +66,7 @@ export class CodeView {
         line = lines[lines.length - 1];
         chunk.height += BLOCK_HEIGHT;
       } else {
-        parts.push(lineHtml(line, html[line - 1]).replace('class="line"', 'class="unit line"'));
+        parts.push(lineHtml(line, html[line - 1], 'unit line'));
         unitLines.push([line]);
         chunk.height += LINE_HEIGHT;
       }
@@ -148,14 +148,18 @@ export class CodeView {
     return box;
   }
 
+  /** Mark the units not yet run at s as "future" (hidden in reveal mode). Only units first run
+      between the previous step and s change, so only those are touched. */
   updateReveal(previous, s) {
     const lo = previous < 0 ? -1 : Math.min(previous, s);
     const hi = previous < 0 ? NEVER : Math.max(previous, s);
     const sorted = this.revealSorted;
-    let i = upperBound(sorted, lo);
+    let i = upper(sorted, 0, sorted.length, lo);
     for (; i < sorted.length && sorted[i] <= hi; i++) this.units[this.revealOrder[i]].classList.toggle('future', sorted[i] > s);
   }
 
+  /** Redraw the blocks whose shown renderings differ at s: those with a rendering step between
+      the previous step and s (all of them on the first call), unless the content is the same. */
   updateRenderings(previous, s) {
     if (!this.blocks.length) return;
     let blocks = this.blocks;
@@ -184,15 +188,4 @@ export class CodeView {
       block.node.replaceChildren(fragment);
     }
   }
-}
-
-function upperBound(sorted, value) {
-  let lo = 0;
-  let hi = sorted.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (sorted[mid] <= value) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }

@@ -29,6 +29,11 @@ export function safeUrl(url, base = document.baseURI) {
   }
 }
 
+/** Whether keys pressed in `node` are typing (in a form field or editable text), not commands. */
+export function isEditable(node) {
+  return node instanceof Element && node.closest('input, textarea, select, [contenteditable]:not([contenteditable="false"])') !== null;
+}
+
 const COUNT = new Intl.NumberFormat('en-US');
 
 /** 12345 -> "12,345" */

@@ -44,13 +44,10 @@ export class EnvPanel {
     for (const [name, entry] of env) {
       let row = this.rows.get(name);
       if (!row || row.value !== entry.value) {
-        row = {
-          value: entry.value,
-          note: el('div', { class: 'env-note' }),
-          node: null,
-        };
-        row.node = el('div', { class: 'env-row', 'data-name': name },
-          el('div', { class: 'env-name', text: name }), el('div', { class: 'env-value' }, safeRender(entry.value), row.note));
+        const note = el('div', { class: 'env-note' });
+        const node = el('div', { class: 'env-row', 'data-name': name },
+          el('div', { class: 'env-name', text: name }), el('div', { class: 'env-value' }, safeRender(entry.value), note));
+        row = { value: entry.value, note, node };
         this.rows.set(name, row);
       }
       row.node.classList.toggle('changed', entry.step > since);

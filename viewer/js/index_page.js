@@ -3,7 +3,7 @@
 
 import { el, formatCount } from './dom.js';
 
-export const INDEX_URL = 'traces/index.json';
+const INDEX_URL = 'traces/index.json';
 
 /** fetchIndex() -> [{name, file, title, num_steps, created, status, message?}]; throws Error with a reader's message. */
 export async function fetchIndex() {

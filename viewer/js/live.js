@@ -10,7 +10,7 @@
      Ctrl/Cmd+S, after which the server re-traces and the viewer reloads.
    Everything from the server or the lecture is inserted as text. */
 
-import { el } from './dom.js';
+import { el, isEditable } from './dom.js';
 
 const TOKEN_KEY = 'cs336-lectures-token';
 const SERVER_HEADER = 'X-CS336-Server'; // on every response of cs336-lectures serve
@@ -57,11 +57,6 @@ function addStylesheet() {
   const href = new URL('../css/live.css', import.meta.url).href;
   if ([...document.styleSheets].some((sheet) => sheet.href === href)) return;
   document.head.append(el('link', { rel: 'stylesheet', href }));
-}
-
-function isTyping(target) {
-  return target instanceof HTMLElement &&
-    (target.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(target.tagName));
 }
 
 /** The 1-based line the reader is on, if the code pane marks it; else null. */
@@ -228,7 +223,7 @@ class Live {
     window.addEventListener('cs336:trace-loaded', () => this.updateButton());
     document.addEventListener('keydown', (event) => {
       if (event.key.toLowerCase() !== 'e' || event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
-      if (isTyping(event.target) || this.editor.isOpen) return;
+      if (isEditable(event.target) || this.editor.isOpen) return;
       event.preventDefault();
       this.edit();
     });
@@ -237,7 +232,7 @@ class Live {
   }
 
   editable(trace) {
-    return trace !== null && trace !== undefined && Object.prototype.hasOwnProperty.call(this.lectures, trace);
+    return typeof trace === 'string' && Object.hasOwn(this.lectures, trace);
   }
 
   updateButton() {

@@ -2,7 +2,7 @@
    maps keys and buttons to the moves of Stanford's executable lectures, and exposes
    window.cs336Viewer for live.js (the local server's reload and edit layer). */
 
-import { el, formatCount } from './dom.js';
+import { el, formatCount, isEditable } from './dom.js';
 import { followLine, loadTrace } from './trace.js';
 import { CodeView } from './code.js';
 import { EnvPanel } from './env.js';
@@ -12,20 +12,15 @@ const $ = (id) => document.getElementById(id);
 const TRACE_NAME = /^[\w-][\w.-]*$/;
 const TRACE_FILE = /^[\w-][\w.\-/]*\.json$/;
 
-// Either case, so that Caps Lock changes nothing.
-const KEYS = {
-  l: 'forward', h: 'back', j: 'over', k: 'over-back', u: 'out', r: 'raw', a: 'reveal', g: 'traces',
-  L: 'forward', H: 'back', J: 'over', K: 'over-back', U: 'out', R: 'raw', A: 'reveal', G: 'traces',
-  '?': 'help', Escape: 'escape',
-};
+// Looked up in lower case, so that Caps Lock (or Shift) changes nothing.
+const KEYS = { l: 'forward', h: 'back', j: 'over', k: 'over-back', u: 'out', r: 'raw', a: 'reveal', g: 'traces', '?': 'help' };
 
 function keyAction(event) {
   if (event.key === 'ArrowRight') return event.shiftKey ? 'over' : 'forward';
   if (event.key === 'ArrowLeft') return event.shiftKey ? 'over-back' : 'back';
-  return KEYS[event.key] || null;
+  if (event.key === 'Escape') return 'escape';
+  return (typeof event.key === 'string' && event.key.length === 1 && KEYS[event.key.toLowerCase()]) || null;
 }
-
-const isEditable = (node) => node instanceof Element && node.closest('input, textarea, select, [contenteditable]:not([contenteditable="false"])');
 
 class Viewer {
   constructor() {
@@ -86,9 +81,9 @@ class Viewer {
     return url;
   }
 
-  /** Put the step in the URL: 'push' a history entry, 'replace' the current one, or 'none'.
-      Replacements come from held-down keys; Chrome ignores history calls beyond about a
-      hundred a few seconds, so those are coalesced into one shortly after the key rests. */
+  /** Put the step in the URL: 'push' a history entry, 'replace' the current one, 'none', or
+      'replace-later' for held-down keys: Chrome ignores history calls beyond about a hundred
+      in a few seconds, so those are coalesced into one replacement shortly after the key rests. */
   writeUrl(how) {
     clearTimeout(this.urlTimer);
     if (how === 'none') return;
@@ -185,6 +180,8 @@ class Viewer {
 
   // ---- a trace ---------------------------------------------------------------------------
 
+  /** Show a freshly loaded trace at (or near) step. A reload passes the code pane's scrollTop
+      so the reader's view does not jump. */
   install(name, trace, step, scrollTop = null) {
     if (!trace.visibleSteps.length) {
       const why = trace.header.message ? ` (${trace.header.status}: ${trace.header.message})` : '';
@@ -349,7 +346,7 @@ class Viewer {
         this.crumbLine = el('span', { class: 'crumb-line', text: `line ${trace.lineOfStep(s)}` });
         crumbs.append(el('span', { class: 'crumb current', title: path }, el('span', { text: name }), ' ', this.crumbLine));
       } else {
-        const target = trace.visible[frame.step] ? frame.step : trace.snap(frame.step);
+        const target = trace.snap(frame.step); // the calling line, or the next stop when it is not one
         crumbs.append(el('button', { class: 'crumb', title: `${path}:${trace.lineOfStep(frame.step)} (step ${frame.step})`, text: name,
           onclick: () => this.show(target, { history: 'push' }) }));
       }

@@ -43,6 +43,12 @@ function card(rendering) {
   return el('div', { class: 'card', role: 'tooltip' }, lines);
 }
 
+/** The byline under an external link: ['A', 'B', 'C', 'D'] -> "A, B, C et al." */
+function shortAuthors(authors) {
+  if (!authors || !authors.length) return '';
+  return authors.slice(0, 3).join(', ') + (authors.length > 3 ? ' et al.' : '');
+}
+
 function link(rendering, trace, openFile) {
   if (Number.isInteger(rendering.file)) {
     const file = trace.files[rendering.file];
@@ -58,8 +64,7 @@ function link(rendering, trace, openFile) {
   const href = safeUrl(rendering.url);
   const anchor = el('a', { class: 'r-link r-external', href: href || undefined, target: '_blank', rel: 'noopener noreferrer' },
     el('span', { class: 'r-link-title', text: rendering.title || rendering.url }));
-  const byline = [rendering.authors && rendering.authors.length ? rendering.authors.slice(0, 3).join(', ') + (rendering.authors.length > 3 ? ' et al.' : '') : '', rendering.date]
-    .filter(Boolean).join(', ');
+  const byline = [shortAuthors(rendering.authors), rendering.date].filter(Boolean).join(', ');
   return el('div', { class: 'r-linkline' }, el('span', { class: 'r-hover' }, anchor, card(rendering)), byline ? el('span', { class: 'r-byline', text: ` ${byline}` }) : null);
 }
 

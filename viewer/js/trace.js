@@ -10,14 +10,15 @@
    Indexes are flat Int32Arrays in CSR form: the items of key k are
    items[offsets[k] .. offsets[k + 1]), sorted by step. */
 
-export const FORMAT = 'cs336-lectures-trace';
-export const VERSION = 1;
+const FORMAT = 'cs336-lectures-trace';
+const VERSION = 1;
 const SNAPSHOT_EVERY = 64;
-const NEVER = 0x7fffffff;
+/** A step number later than any step: "never runs" sorts after every real step. */
+export const NEVER = 0x7fffffff;
 const MAX_DIFF_CELLS = 4_000_000; // beyond this an edit is a rewrite: no matching, the same line number
 
 /** A trace that cannot be shown; the message says why, in words for the reader. */
-export class TraceError extends Error {}
+class TraceError extends Error {}
 
 function fail(message) {
   throw new TraceError(message);
@@ -137,8 +138,8 @@ function closingQuote(text, from, quote) {
 
 const isIndex = (value, length) => Number.isInteger(value) && value >= 0 && value < length;
 
-/** First position in items[lo, hi) holding a value > s. */
-function upper(items, lo, hi, s) {
+/** First position in the sorted items[lo, hi) holding a value > s: upper([1, 3, 3, 7], 0, 4, 3) -> 3 */
+export function upper(items, lo, hi, s) {
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (items[mid] <= s) lo = mid + 1;
@@ -188,6 +189,7 @@ export class Trace {
     this.snapshots = new Map();
   }
 
+  /** Check the files; number every (file, line) pair; find statements and @hide lines. */
   indexFiles() {
     // A (file, line) pair becomes one integer key: lineBase[file] + line.
     this.lineBase = new Int32Array(this.files.length + 1);
@@ -210,6 +212,7 @@ export class Trace {
     });
   }
 
+  /** Check functions and calls; map each call to its function and to its frame's first activation. */
   indexCalls() {
     const { functions, calls } = this;
     functions.forEach((fn, f) => {
@@ -278,6 +281,8 @@ export class Trace {
     return !extras || !['r', 'o', 'e', 'x'].some((key) => key in extras);
   }
 
+  /** The indexes navigation reads: visible steps, grouped by frame and by line, rendering
+      steps by line, and the contents' headings. */
   indexSteps() {
     this.checkSteps();
     const { steps, calls, hiddenKey, stepCall, stepKey } = this;
@@ -339,6 +344,8 @@ export class Trace {
     this.errorStep = last && last[2] && last[2].x ? n - 1 : -1;
   }
 
+  /** Each call's caller (for stepping over and out), and the steps writing values grouped by
+      frame (for environment()). */
   indexFrames() {
     const { calls, steps } = this;
     const numCalls = calls.length;
@@ -555,5 +562,3 @@ export class Trace {
     if (Array.isArray(extras.c)) for (const name of extras.c) env.delete(name);
   }
 }
-
-export { NEVER };

@@ -74,9 +74,10 @@ export function renderValue(value) {
     case 'frozenset':
       return renderSequence(value);
     case 'dict':
-      return renderPairs(value.items || [], '{', '}', ': ', value.len, 'dict', renderValue);
+      return renderPairs(value.items || [], { open: '{', close: '}', separator: ': ', total: value.len, label: 'dict', renderKey: renderValue });
     case 'dataclass':
-      return renderPairs(value.fields || [], `${value.cls}(`, ')', '=', undefined, value.cls, (k) => el('span', { class: 'v-key', text: k }));
+      return renderPairs(value.fields || [], { open: `${value.cls}(`, close: ')', separator: '=', label: value.cls,
+        renderKey: (k) => el('span', { class: 'v-key', text: k }) });
     case 'tensor':
     case 'ndarray':
       return renderTensor(value);
@@ -107,7 +108,10 @@ function renderSequence(value) {
   const more = total > items.length ? `, … ${formatCount(total - items.length)} more` : '';
   if (items.length <= INLINE_ITEMS && items.every(isSimple)) {
     const node = el('span', { class: 'v-seq' }, open);
-    items.forEach((item, i) => node.append(...(i ? [', '] : []), renderValue(item)));
+    items.forEach((item, i) => {
+      if (i) node.append(', ');
+      node.append(renderValue(item));
+    });
     if (value.t === 'tuple' && items.length === 1) node.append(',');
     node.append(more + close);
     return node;
@@ -117,12 +121,17 @@ function renderSequence(value) {
   return collapsible(`${value.t} of ${formatCount(total)} items ${open}…${close}`, list, items.length <= INLINE_ITEMS);
 }
 
-function renderPairs(pairs, open, close, separator, total, label, renderKey) {
+/** Key-value pairs (a dict's items, a dataclass's fields): inline when few and simple, else a
+    collapsible table. `total` is the count before truncation, when the trace cut some off. */
+function renderPairs(pairs, { open, close, separator, total, label, renderKey }) {
   const count = total ?? pairs.length;
   const simple = pairs.length <= INLINE_ITEMS / 2 && pairs.every(([k, v]) => isSimple(k) && isSimple(v));
   if (simple) {
     const node = el('span', { class: 'v-seq' }, open);
-    pairs.forEach(([k, v], i) => node.append(...(i ? [', '] : []), renderKey(k), separator, renderValue(v)));
+    pairs.forEach(([k, v], i) => {
+      if (i) node.append(', ');
+      node.append(renderKey(k), separator, renderValue(v));
+    });
     node.append(close);
     return node;
   }
