@@ -83,13 +83,13 @@ class AssetStore:
 
         >>> store.fetch("https://example.org/figure.png")[:8]   # b'\\x89PNG\\r\\n\\x1a\\n'
         """
-        scheme = urlsplit(url).scheme.lower()
-        if scheme not in ("http", "https"):
+        parts = urlsplit(url)
+        if parts.scheme.lower() not in ("http", "https"):
             raise AssetFetchError(url, "only http(s) URLs can be fetched")
         cached = self.cache_dir / cache_name(url)
         if cached.is_file():
             return cached.read_bytes()
-        host = urlsplit(url).netloc.lower()
+        host = parts.netloc.lower()
         if host in self._unreachable:
             raise AssetFetchError(url, f"{host} was unreachable earlier ({self._unreachable[host]})", unreachable=True)
         try:

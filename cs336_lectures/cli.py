@@ -16,8 +16,9 @@ import importlib
 import math
 import os
 import sys
+import types
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, Sequence
 
 if TYPE_CHECKING:
     from cs336_lectures.tracer import TraceResult
@@ -50,6 +51,7 @@ or --timeout (its trace is written, ending where it stopped); 2 a lecture could 
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line (sys.argv[1:] when `argv` is None); returns the exit status."""
     if argv is None and sys.argv[1:2] == ["trace"]:
         _fix_hash_seed()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -66,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     return module.run(args)
 
 
-def build_parser(argv: list[str] = ()) -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The parser; serve/build options come from their modules when that command is asked for."""
     parser = argparse.ArgumentParser(
         prog=PROG,
@@ -101,6 +103,7 @@ def _indented_usage(parser: argparse.ArgumentParser) -> str:
 
 
 def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `cs336-lectures trace`."""
     parser.add_argument("files", nargs="+", metavar="LECTURE.py", help="lecture files to trace")
     parser.add_argument("-o", "--output", default="var/traces", metavar="DIR",
                         help="folder for the traces and their assets/ (default: var/traces)")
@@ -121,6 +124,7 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def trace(args: argparse.Namespace, argv: list[str]) -> int:
+    """`cs336-lectures trace`: trace each lecture in turn; returns the exit status."""
     from cs336_lectures.tracer import LectureError, trace_lecture, trace_title
 
     output_dir = Path(args.output)
@@ -175,7 +179,8 @@ def _fix_hash_seed() -> None:
 
 
 @functools.cache
-def _delegate(name: str):
+def _delegate(name: str) -> types.ModuleType | None:
+    """The module of a delegated command, or None (with one line on stderr) when it cannot be imported."""
     module_name = DELEGATED[name][0]
     try:
         return importlib.import_module(module_name)
@@ -187,7 +192,7 @@ def _delegate(name: str):
 def _checked(convert: Callable[[str], float], accept: Callable[[float], bool], expected: str) -> Callable:
     """An argparse type: `convert` the text, refusing it unless `accept` says yes."""
 
-    def parse(text: str):
+    def parse(text: str) -> float:
         try:
             value = convert(text)
         except ValueError:

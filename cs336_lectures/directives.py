@@ -18,6 +18,7 @@ import tokenize
 import unicodedata
 import warnings
 from dataclasses import dataclass
+from typing import Iterable
 
 KNOWN = ("inspect", "clear", "stepover", "hide")
 
@@ -109,7 +110,7 @@ def parse_directives(source: str, filename: str = "<lecture>") -> dict[int, Dire
     return by_line
 
 
-def _combined(directives) -> Directive:
+def _combined(directives: Iterable[Directive]) -> Directive:
     combined = Directive()
     for directive in directives:
         combined = combined.merged(directive)
@@ -130,7 +131,8 @@ def _parse_comment(comment: str, filename: str, line: int) -> Directive | None:
             _check_has_names(current, arguments, filename, line)
             current, arguments = word[1:], 0
             if current not in KNOWN:
-                _warn(f"unknown directive @{current} (known: @inspect, @clear, @stepover, @hide)", filename, line)
+                known = ", ".join(f"@{name}" for name in KNOWN)
+                _warn(f"unknown directive @{current} (known: {known})", filename, line)
                 current = None
             elif current in flags:
                 flags[current] = True

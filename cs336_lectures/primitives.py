@@ -23,6 +23,7 @@ import os
 import re
 import sys
 import tokenize
+import types
 from dataclasses import dataclass
 from datetime import date as Date
 from pathlib import Path
@@ -66,6 +67,7 @@ def set_recorder(recorder: Recorder | None) -> Recorder | None:
 
 
 def active_recorder() -> Recorder | None:
+    """The recorder set by the tracer, or None outside a trace."""
     return _recorder
 
 
@@ -84,7 +86,7 @@ class Reference:
     organization: str | None = None
     description: str | None = None
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         _external_link(self.title, self.url, self.authors, self.date, self.organization, self.description)
 
 
@@ -142,18 +144,16 @@ def image(path_or_url: str | os.PathLike, width: int | float | str | None = None
     width = _check_width(width)
     if _recorder is None:
         return
-    is_url = urlsplit(source).scheme.lower() in ("http", "https")
-    alt = Path(urlsplit(source).path if is_url else source).name or source
+    url = urlsplit(source)
+    is_url = url.scheme.lower() in ("http", "https")
+    alt = Path(url.path if is_url else source).name or source
     rendering: dict[str, Any] = {"type": "image", "src": None, "alt": alt}
     if width is not None:
         rendering["width"] = width
     try:
-        if is_url:
-            rendering["src"] = _add_image(_recorder.assets.fetch(source), source)
-        else:
-            rendering["src"] = _add_image(_read_local_image(source, sys._getframe(1)), source)
+        data = _recorder.assets.fetch(source) if is_url else _read_local_image(source, sys._getframe(1))
+        rendering["src"] = _add_image(data, source)
     except Exception as error:  # a missing picture must not stop the lecture
-        rendering["src"] = None
         rendering["error"] = str(error) or type(error).__name__
     _recorder.add_rendering(rendering)
 
@@ -173,7 +173,7 @@ def _check_width(width: Any) -> int | float | str | None:
     return width
 
 
-def _read_local_image(source: str, caller) -> bytes:
+def _read_local_image(source: str, caller: types.FrameType) -> bytes:
     """The file's bytes; a relative path is looked up from the working directory, then beside the lecture."""
     path = Path(source)
     candidates = [path]

@@ -19,7 +19,11 @@ import re
 import unicodedata
 import xml.etree.ElementTree as ElementTree
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from pygments.lexers import PythonLexer
 
 __all__ = ["highlight_lines", "render_markdown", "render_verbatim"]
 
@@ -102,7 +106,7 @@ def _check_mathml(mathml: str) -> None:
 
 
 @lru_cache(maxsize=1)
-def _markdown_parser():
+def _markdown_parser() -> MarkdownIt:
     from markdown_it import MarkdownIt
     from mdit_py_plugins.dollarmath import dollarmath_plugin
 
@@ -207,7 +211,7 @@ def _append_span(parts: list[str], css_class: str, piece: str) -> None:
 
 
 @lru_cache(maxsize=1)
-def _python_lexer():
+def _python_lexer() -> PythonLexer:
     from pygments.lexers import PythonLexer
 
     # stripnl would drop leading blank lines and shift every line number.

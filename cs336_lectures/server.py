@@ -40,6 +40,7 @@ import webbrowser
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from cs336_lectures.site import DEFAULT_TRACES, INDEX_NAME, VIEWER_DIR, build_index
@@ -120,13 +121,14 @@ def write_atomically(path: Path, text: str) -> None:
 
 
 def tail(text: str, lines: int = ERROR_TAIL_LINES) -> str:
+    """The last `lines` lines of `text`: where a traceback or a tracer's stderr says what went wrong."""
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
 class EventHub:
     """Fans re-trace events out to every open /api/events stream; remembers the last per trace."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = threading.Lock()
         self._listeners: set[queue.Queue] = set()
         self.latest: dict[str, dict] = {}
@@ -179,7 +181,7 @@ class Retracer:
     """Runs `cs336-lectures trace` for one lecture at a time; requests while one runs coalesce."""
 
     def __init__(self, traces_dir: Path, hub: EventHub, tracer_command: list[str],
-                 max_steps: int | None, timeout: float | None, log=print):
+                 max_steps: int | None, timeout: float | None, log: Callable[[str], None] = print):
         self.traces_dir = traces_dir
         self.hub = hub
         self.tracer_command = tracer_command
@@ -250,15 +252,16 @@ class Retracer:
             started = time.monotonic()
             returncode, stderr = self._run(self.command(lecture, staging))
             produced = staging / f"{lecture.name}.json"
-            header = _read_header(produced)
-            if header is None:
+            trace = _read_trace(produced)
+            if trace is None:
                 reason = tail(stderr) or f"the tracer exited with status {returncode} and wrote no trace"
                 return {"state": "error", "message": reason}
+            header = trace["header"]
             if returncode == 0 and header.get("status") == "ok":
                 self._install(staging, produced)
                 elapsed = time.monotonic() - started
                 return {"state": "ok", "message": f"traced {header.get('num_steps', '?')} steps in {elapsed:.1f} s"}
-            outcome = {"state": "error", "message": _failure_message(produced, header, stderr, returncode)}
+            outcome = {"state": "error", "message": _failure_message(trace, stderr, returncode)}
             if not self._has_good_trace(lecture):
                 self._install(staging, produced)
                 outcome["installed"] = True
@@ -285,8 +288,8 @@ class Retracer:
                 self._processes.discard(process)
 
     def _has_good_trace(self, lecture: Lecture) -> bool:
-        header = _read_header(self.traces_dir / f"{lecture.name}.json")
-        return header is not None and header.get("status") == "ok"
+        trace = _read_trace(self.traces_dir / f"{lecture.name}.json")
+        return trace is not None and trace["header"].get("status") == "ok"
 
     def _install(self, staging: Path, produced: Path) -> None:
         """Assets first (content-addressed, so overwriting is harmless), then the trace."""
@@ -308,24 +311,26 @@ class Retracer:
             thread.join(timeout=5)
 
 
-def _read_header(path: Path) -> dict | None:
+def _read_trace(path: Path) -> dict | None:
+    """The trace at `path` as parsed JSON, or None unless it is readable and has a header."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return data["header"] if isinstance(data.get("header"), dict) else None
-    except (OSError, ValueError, AttributeError):
+    except (OSError, ValueError):
         return None
+    return data if isinstance(data, dict) and isinstance(data.get("header"), dict) else None
 
 
-def _failure_message(trace_path: Path, header: dict, stderr: str, returncode: int) -> str:
+def _failure_message(trace: dict, stderr: str, returncode: int) -> str:
     """Why a traced run is not good: the header's message and the traceback of the error step."""
+    header = trace["header"]
     lines = [header.get("message") or f"the lecture stopped with status {header.get('status')}"]
     try:
-        steps = json.loads(trace_path.read_text(encoding="utf-8")).get("steps") or []
+        steps = trace.get("steps") or []
         extras = steps[-1][2] if steps and len(steps[-1]) > 2 else {}
         error = extras.get("x") if isinstance(extras, dict) else None
         if error and error.get("traceback"):
             lines.append(tail(error["traceback"]))
-    except (OSError, ValueError, IndexError, AttributeError):
+    except (IndexError, AttributeError):  # a malformed trace: the header's message alone
         pass
     if returncode not in (0, 1) and stderr.strip():
         lines.append(tail(stderr))
@@ -364,7 +369,7 @@ class LectureServer(ThreadingHTTPServer):
 
     def __init__(self, lectures: list[Path], traces_dir: Path, host: str = "127.0.0.1", port: int = 8336,
                  viewer_dir: Path = VIEWER_DIR, max_steps: int | None = None, timeout: float | None = None,
-                 token: str | None = None, log=print):
+                 token: str | None = None, log: Callable[[str], None] = print):
         if ":" in host:
             self.address_family = socket.AF_INET6
         super().__init__((host, port), RequestHandler)
@@ -665,6 +670,7 @@ class RequestHandler(BaseHTTPRequestHandler):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `cs336-lectures serve` (cli.py adds them to its subcommand)."""
     parser.add_argument("lectures", nargs="*", metavar="LECTURE.py",
                         help="lectures to trace when stale, watch, re-trace on change and allow editing")
     parser.add_argument("--traces", default=str(DEFAULT_TRACES), metavar="DIR",
@@ -693,6 +699,7 @@ def _stop(signum, frame) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """`cs336-lectures serve`: serve until Ctrl-C or SIGTERM; returns the exit status."""
     for flag, value in (("--max-steps", args.max_steps), ("--timeout", args.timeout)):
         if value is not None and not value > 0:
             print(f"cs336-lectures: error: {flag} must be positive, not {value}", file=sys.stderr)

@@ -158,6 +158,7 @@ def referenced_assets(trace_text: str) -> set[str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of `cs336-lectures build` (cli.py adds them to its subcommand)."""
     parser.add_argument("traces", nargs="*", metavar="TRACE.json",
                         help=f"traces to include (default: every trace in {DEFAULT_TRACES}/)")
     parser.add_argument("--out", default="site", metavar="DIR",
@@ -243,6 +244,7 @@ def _replace_folder(new: Path, out: Path) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """`cs336-lectures build`: write the site; returns the exit status (2 when a trace cannot go in)."""
     if args.traces:
         trace_paths = [Path(path) for path in args.traces]
     else:

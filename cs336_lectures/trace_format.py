@@ -20,6 +20,8 @@ from typing import Any
 
 FORMAT = "cs336-lectures-trace"
 VERSION = 1
+# The process umask, read once at import: os.umask can only read it by setting it, which is
+# not safe to do while other threads create files.
 _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 

@@ -46,10 +46,13 @@ import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from cs336_lectures.directives import Directive, parse_directives
 from cs336_lectures.trace_format import FORMAT, VERSION, write_trace
+
+if TYPE_CHECKING:
+    from cs336_lectures.assets import AssetStore
 
 RUNTIME_MODULES = frozenset({"__init__", "__main__", "assets", "cli", "directives", "primitives", "rendering",
                              "server", "site", "trace_format", "tracer", "values"})
@@ -141,7 +144,7 @@ class _Activation:
 class Tracer:
     """Records the steps of one run; also the Recorder that text(), image()... report to."""
 
-    def __init__(self, traced_paths: list[Path], *, assets=None, inspect_all: bool = False,
+    def __init__(self, traced_paths: list[Path], *, assets: AssetStore | None = None, inspect_all: bool = False,
                  max_steps: int | None = None, timeout: float | None = None,
                  on_progress: Callable[[int, float], None] | None = None):
         from cs336_lectures.values import ValueEncoder
@@ -163,12 +166,12 @@ class Tracer:
         self._function_of_code: dict[int, int] = {}  # id(code) -> index in functions, -1 if untraced
         self._codes: list[types.CodeType] = []  # keeps ids in _function_of_code from being reused
         # Directives are parsed before the run, so that warnings about them reach the real stderr.
-        self._directives_of = {}
+        self._traced: dict[str, tuple[str, dict[int, Directive]]] = {}  # real path -> (source, directives)
         for path in traced_paths:
             real = os.path.realpath(path)
-            if real not in self._directives_of:
+            if real not in self._traced:
                 source = read_source(real)
-                self._directives_of[real] = parse_directives(source, _display_path(real))
+                self._traced[real] = source, parse_directives(source, _display_path(real))
         if traced_paths:
             self.file_index(str(traced_paths[0]))  # the lecture is files[0]; modules join when they run
 
@@ -176,6 +179,7 @@ class Tracer:
         self.suppress = False  # inside a @stepover line: calls are not traced
         self.checkpoint = 0
         self.started = 0.0
+        self.elapsed_s = 0.0
         self.stop_status: str | None = None
         self.stop_message: str | None = None
         self._watchdog_fired = False
@@ -196,14 +200,16 @@ class Tracer:
         real = os.path.realpath(path)
         index = self._file_ids.get(real)
         if index is None:
-            source = read_source(real)
-            directives = self._directives_of.get(real)
-            if directives is None:  # only linked to: its directives matter for @hide alone, so stay quiet
+            shown = _display_path(real)
+            if real in self._traced:
+                source, directives = self._traced[real]
+            else:  # only linked to: its directives matter for @hide alone, so stay quiet
+                source = read_source(real)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    directives = parse_directives(source, _display_path(real))
+                    directives = parse_directives(source, shown)
             index = self._file_ids[real] = len(self.files)
-            self.files.append(_File(_display_path(real), source, directives))
+            self.files.append(_File(shown, source, directives))
         return index
 
     # --- running ---------------------------------------------------------------------------
@@ -288,7 +294,7 @@ class Tracer:
         file = self._file_of_filename.get(code.co_filename)
         if file is None:
             real = os.path.realpath(code.co_filename)
-            file = self.file_index(real) if real in self._directives_of else -1
+            file = self.file_index(real) if real in self._traced else -1
             self._file_of_filename[code.co_filename] = file
         function = -1
         if file >= 0:
@@ -457,10 +463,9 @@ class Tracer:
             if isinstance(activation, _Activation) and activation.tracer is self:
                 site = (activation, tb.tb_lineno)
         info = {"type": type(error).__qualname__, "message": _message(error), "traceback": _format_traceback(error)}
-        if site is None:
-            if not self.steps:
-                return
-            _extras(self.steps[-1])["x"] = info
+        if site is None:  # it failed outside any traced line: the last step carries it
+            if self.steps:
+                _extras(self.steps[-1])["x"] = info
             return
         activation, line = site
         last = self.steps[-1] if self.steps else None
@@ -533,6 +538,7 @@ class _StepBytes(io.BufferedIOBase):
 
 
 def _extras(step: list) -> dict:
+    """A step's extras dict (index 2), added on first use: most steps have none."""
     if len(step) == 2:
         step.append({})
     return step[2]

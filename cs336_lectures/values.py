@@ -422,16 +422,19 @@ _BY_TYPE: dict[type, Callable[[ValueEncoder, Any, int], Any]] = {
 
 
 def _float(x: float) -> dict:
-    if math.isfinite(x):
-        return {"t": "float", "v": x}
-    return {"t": "float", "v": "nan" if x != x else ("inf" if x > 0 else "-inf")}
+    return {"t": "float", "v": x if math.isfinite(x) else _non_finite_name(x)}
 
 
 def _number(x: int | float) -> int | float | str:
     """A number as the schema's `number`: finite as is, nan and infinities as strings."""
     if isinstance(x, float) and not math.isfinite(x):
-        return "nan" if x != x else ("inf" if x > 0 else "-inf")
+        return _non_finite_name(x)
     return x
+
+
+def _non_finite_name(x: float) -> str:
+    """'nan', 'inf' or '-inf': how the trace writes the floats JSON has no numbers for."""
+    return "nan" if x != x else ("inf" if x > 0 else "-inf")
 
 
 def _finite_tree(data: Any) -> Any:
@@ -472,6 +475,7 @@ def _array_list(a, np) -> list:
 
 
 def _plain_array(a, np):
+    """An array whose tolist() gives plain numbers: complex as [real, imag] pairs, other float widths as float32 or float64."""
     if a.dtype.kind == "c":
         return np.stack([a.real, a.imag], axis=-1).astype(np.float64)
     if a.dtype.kind == "f" and a.dtype not in (np.float32, np.float64):
