@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import os
 import re
-import tempfile
 import threading
 from pathlib import Path
 from urllib.parse import urlsplit
+
+from cs336_lectures.atomic import write_bytes_atomically
 
 INLINE_LIMIT = 8 * 1024  # bytes; smaller assets become data: URLs
 FETCH_TIMEOUT_S = 3.0  # per socket operation
@@ -75,7 +75,8 @@ class AssetStore:
         path = self.folder / name
         # Same name means same content, so an existing file of the right size is kept as is.
         if not (path.is_file() and path.stat().st_size == len(data)):
-            write_atomic(path, data)
+            self.folder.mkdir(parents=True, exist_ok=True)
+            write_bytes_atomically(path, data)
         return f"assets/{name}"
 
     def fetch(self, url: str) -> bytes:
@@ -98,7 +99,8 @@ class AssetStore:
             if error.unreachable:
                 self._unreachable[host] = error.reason
             raise
-        write_atomic(cached, data)
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomically(cached, data)
         return data
 
 
@@ -170,17 +172,3 @@ def sniff_image_suffix(data: bytes) -> str | None:
     if text.startswith(b"<svg") or (text.startswith((b"<?xml", b"<!--", b"<!doctype svg")) and b"<svg" in head.lower()):
         return "svg"
     return None
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write `data` to `path` through a temporary file in the same folder and os.replace."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-        os.chmod(temp, 0o644)  # mkstemp makes it private; assets are served to others
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise

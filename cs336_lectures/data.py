@@ -6,46 +6,20 @@ it: a batch touches only the pages it indexes, so a corpus far larger than memor
 A batch is `batch_size` windows of `context_length` + 1 consecutive tokens at uniformly
 random starts; the inputs are the first `context_length` tokens of each window and the
 targets the same window shifted one token to the left (each position predicts the next).
-Files are written atomically (write_atomically, which training's checkpoints use too).
+Files are written atomically (cs336_lectures.atomic, which checkpoints use too).
 """
 
 from __future__ import annotations
 
 import os
-import secrets
-from collections.abc import Callable
-from pathlib import Path
-from typing import BinaryIO
 
 import numpy as np
 import torch
 from jaxtyping import Int
 
+from cs336_lectures.atomic import write_atomically
+
 TokenBatch = Int[torch.Tensor, "batch_size context_length"]
-
-
-def write_atomically(path: str | os.PathLike, write: Callable[[BinaryIO], None]) -> None:
-    """Call write(file) on a temporary file beside `path`, then move it into place.
-
-    os.replace is atomic, so `path` holds either the old contents or the complete new ones,
-    never half a file, whatever stops the writer. The temporary file is created like any new
-    file (its permissions follow the umask) and flushed to disk before the move.
-    write_atomically("data.bin", lambda file: file.write(b"ok")) writes 2 bytes.
-    """
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise FileNotFoundError(f"cannot write {path}: there is no folder {path.parent}")
-    temp = path.with_name(f".{path.name}.{secrets.token_hex(8)}.tmp")
-    file = open(temp, "xb")
-    try:
-        with file:
-            write(file)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        temp.unlink(missing_ok=True)
-        raise
 
 
 def save_tokens(tokens, path: str | os.PathLike, dtype: np.dtype | type = np.int32) -> None:

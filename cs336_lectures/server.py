@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from cs336_lectures.atomic import write_bytes_atomically
 from cs336_lectures.site import DEFAULT_TRACES, INDEX_NAME, VIEWER_DIR, build_index
 
 TOKEN_HEADER = "X-CS336-Token"
@@ -104,20 +105,6 @@ def contained_file(root: Path, relative: str) -> Path:
     if not path.is_file():
         raise Refused(HTTPStatus.NOT_FOUND, "not found")
     return path
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Replace `path` with `text` through a temporary file beside it, keeping its permissions."""
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="") as file:
-            file.write(text)
-        if path.exists():
-            shutil.copymode(path, temporary)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
 
 
 def tail(text: str, lines: int = ERROR_TAIL_LINES) -> str:
@@ -570,10 +557,10 @@ class RequestHandler(BaseHTTPRequestHandler):
         with lecture.lock:  # the watcher must not take this write for an outside change
             try:
                 previous = lecture.path.read_text(encoding="utf-8")
-                write_atomically(lecture.path.with_name(lecture.path.name + ".bak"), previous)
+                write_bytes_atomically(lecture.path.with_name(lecture.path.name + ".bak"), previous.encode("utf-8"), keep_mode=True)
             except FileNotFoundError:
                 pass
-            write_atomically(lecture.path, source)
+            write_bytes_atomically(lecture.path, source.encode("utf-8"), keep_mode=True)
             lecture.seen = lecture.stamp()
 
     def _read_source(self) -> str:

@@ -13,17 +13,14 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cs336_lectures.atomic import write_bytes_atomically
+
 FORMAT = "cs336-lectures-trace"
 VERSION = 1
-# The process umask, read once at import: os.umask can only read it by setting it, which is
-# not safe to do while other threads create files.
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)
 
 
 class TraceFormatError(ValueError):
@@ -34,20 +31,11 @@ def write_trace(trace: dict, path: str | os.PathLike) -> Path:
     """Write `trace` as compact UTF-8 JSON to `path` atomically; return the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        # dumps, not dump: only the one-shot encoder is the fast C one.
-        text = json.dumps(trace, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-        # A lone surrogate (print("\ud800") in a lecture) has no UTF-8 form; backslashreplace
-        # writes it as the JSON escape \ud800, which is what ensure_ascii would have written.
-        with os.fdopen(handle, "wb") as file:
-            file.write(text.encode("utf-8", "backslashreplace"))
-        os.chmod(temp_name, 0o666 & ~_UMASK)  # mkstemp makes it private; a trace is for sharing
-        os.replace(temp_name, path)
-    except BaseException:
-        os.unlink(temp_name)
-        raise
-    return path
+    # dumps, not dump: only the one-shot encoder is the fast C one.
+    text = json.dumps(trace, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    # A lone surrogate (print("\ud800") in a lecture) has no UTF-8 form; backslashreplace
+    # writes it as the JSON escape \ud800, which is what ensure_ascii would have written.
+    return write_bytes_atomically(path, text.encode("utf-8", "backslashreplace"))
 
 
 @dataclass

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from cs336_lectures.data import get_batch, load_tokens, save_tokens, write_atomically
+from cs336_lectures.atomic import write_atomically
+from cs336_lectures.data import get_batch, load_tokens, save_tokens
 
 
 def test_tokens_round_trip_as_raw_binary_through_memmap(tmp_path):

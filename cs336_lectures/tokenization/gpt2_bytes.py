@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from functools import lru_cache
 from pathlib import Path
+
+from cs336_lectures.atomic import write_bytes_atomically
 
 
 @lru_cache(maxsize=1)
@@ -102,23 +103,11 @@ def save_gpt2_vocab(vocab: dict[int, bytes], path: str | os.PathLike) -> None:
         if text in encoder:
             raise ValueError(f"token {token!r} appears twice in the vocabulary")
         encoder[text] = index
-    _write_atomically(path, json.dumps(encoder, ensure_ascii=False, indent=1) + "\n")
+    write_bytes_atomically(path, (json.dumps(encoder, ensure_ascii=False, indent=1) + "\n").encode("utf-8"))
 
 
 def save_gpt2_merges(merges: list[tuple[bytes, bytes]], path: str | os.PathLike) -> None:
     """Write merges as a ``vocab.bpe``-style file (atomically)."""
     lines = ["#version: 0.2"]
     lines += [f"{token_to_text(left)} {token_to_text(right)}" for left, right in merges]
-    _write_atomically(path, "\n".join(lines) + "\n")
-
-
-def _write_atomically(path: str | os.PathLike, content: str) -> None:
-    path = Path(path)
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as file:
-            file.write(content)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    write_bytes_atomically(path, ("\n".join(lines) + "\n").encode("utf-8"))
