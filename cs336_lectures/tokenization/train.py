@@ -217,12 +217,12 @@ def learn_merges(word_counts: dict[str, int], num_merges: int) -> list[tuple[byt
             counts.append(count)
 
     pair_counts: dict[str, int] = defaultdict(int)
-    pair_words: dict[str, set[int]] = defaultdict(set)
+    pair_words: dict[str, list[int]] = defaultdict(list)
     for index, word in enumerate(words):
         count = counts[index]
         for pair in map(add, word, word[1:]):
             pair_counts[pair] += count
-            pair_words[pair].add(index)
+            pair_words[pair].append(index)
     # Heap entries (-count, left key, right key, pair): the smallest entry is the most
     # frequent pair, ties going to the greater bytes. Entries whose count is no longer
     # current are skipped when popped.
@@ -245,8 +245,9 @@ def learn_merges(word_counts: dict[str, int], num_merges: int) -> list[tuple[byt
         new_token = chr(new)
 
         delta: dict[str, int] = defaultdict(int)
-        # pair_words may list words that lost the pair since (never pruned, which is
-        # cheaper than pruning); merging them changes nothing and they are skipped.
+        # pair_words may list a word twice, or a word that lost the pair since (lists are
+        # never pruned, which is cheaper than sets); such words no longer hold the pair
+        # when reached, so they are skipped.
         for index in pair_words.pop(pair):
             word = words[index]
             first = word.find(pair)
@@ -266,7 +267,7 @@ def learn_merges(word_counts: dict[str, int], num_merges: int) -> list[tuple[byt
             for fresh in map(add, new_span, new_span[1:]):
                 delta[fresh] += count
                 if new_token in fresh:
-                    pair_words[fresh].add(index)
+                    pair_words[fresh].append(index)
         del pair_counts[pair]
         delta.pop(pair, None)
         for changed, change in delta.items():
