@@ -6,7 +6,8 @@ The public surface of the runtime is small:
 - ``Reference``: an external reference (paper, blog post) to pass to ``link``;
 - ``load_trace``: read a trace written by ``cs336-lectures trace``.
 
-Content lives in submodules (``cs336_lectures.tokenization``, ``.accounting``, ...).
+The runtime lives in ``cs336_lectures.runtime``; the course content in the other submodules
+(``cs336_lectures.tokenization``, ``.accounting``, ...).
 The names above are imported on first use, so that ``cs336-lectures`` starts fast.
 """
 
@@ -16,17 +17,17 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cs336_lectures.primitives import Reference, image, link, plot, text
-    from cs336_lectures.trace_format import Trace, load_trace
+    from cs336_lectures.runtime.primitives import Reference, image, link, plot, text
+    from cs336_lectures.runtime.trace_format import Trace, load_trace
 
 _HOMES = {
-    "Reference": "primitives",
-    "image": "primitives",
-    "link": "primitives",
-    "plot": "primitives",
-    "text": "primitives",
-    "Trace": "trace_format",
-    "load_trace": "trace_format",
+    "Reference": "runtime.primitives",
+    "image": "runtime.primitives",
+    "link": "runtime.primitives",
+    "plot": "runtime.primitives",
+    "text": "runtime.primitives",
+    "Trace": "runtime.trace_format",
+    "load_trace": "runtime.trace_format",
 }
 
 __all__ = sorted(_HOMES)

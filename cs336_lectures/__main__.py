@@ -1,3 +1,3 @@
-from cs336_lectures.cli import main
+from cs336_lectures.runtime.cli import main
 
 raise SystemExit(main())

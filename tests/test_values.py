@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as npst
 
-from cs336_lectures.values import MAX_ITEMS, ValueEncoder, decode
+from cs336_lectures.runtime.values import MAX_ITEMS, ValueEncoder, decode
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "trace" / "schema.json").read_text())
 VALUE_VALIDATOR = jsonschema.Draft202012Validator(

@@ -25,9 +25,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from cs336_lectures.trace_format import FORMAT, VERSION
+from cs336_lectures.runtime.trace_format import FORMAT, VERSION
 
-VIEWER_DIR = Path(__file__).resolve().parents[1] / "viewer"
+VIEWER_DIR = Path(__file__).resolve().parents[2] / "viewer"
 VIEWER_PARTS = ("index.html", "css", "js")
 DEFAULT_TRACES = Path("var/traces")
 INDEX_NAME = "index.json"

@@ -48,14 +48,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from cs336_lectures.directives import Directive, parse_directives
-from cs336_lectures.trace_format import FORMAT, VERSION, write_trace
+from cs336_lectures.runtime.directives import Directive, parse_directives
+from cs336_lectures.runtime.trace_format import FORMAT, VERSION, write_trace
 
 if TYPE_CHECKING:
-    from cs336_lectures.assets import AssetStore
+    from cs336_lectures.runtime.assets import AssetStore
 
-RUNTIME_MODULES = frozenset({"__init__", "__main__", "assets", "cli", "directives", "primitives", "rendering",
-                             "server", "site", "trace_format", "tracer", "values"})
 MAX_OUTPUT = 10_000_000  # characters of stdout + stderr kept in one trace
 OUTPUT_CUT = f"\n[output limit of {MAX_OUTPUT:,} characters reached: the rest of the output is not in the trace]\n"
 CHECK_EVERY = 4096  # steps between checks of --max-steps / --timeout / the progress display
@@ -147,7 +145,7 @@ class Tracer:
     def __init__(self, traced_paths: list[Path], *, assets: AssetStore | None = None, inspect_all: bool = False,
                  max_steps: int | None = None, timeout: float | None = None,
                  on_progress: Callable[[int, float], None] | None = None):
-        from cs336_lectures.values import ValueEncoder
+        from cs336_lectures.runtime.values import ValueEncoder
 
         self.assets = assets
         self.encoder = ValueEncoder()
@@ -220,7 +218,7 @@ class Tracer:
 
         A stop by max_steps / timeout is not returned: it sets stop_status and stop_message.
         """
-        from cs336_lectures import primitives
+        from cs336_lectures.runtime import primitives
 
         stdin, stdout, stderr = sys.stdin, sys.stdout, sys.stderr
         cwd = os.getcwd()  # a lecture may chdir; the trace is still written where it was asked for
@@ -478,7 +476,7 @@ class Tracer:
 
     def to_dict(self, header: dict) -> dict:
         """The trace as the JSON-able dict trace/README.md describes."""
-        from cs336_lectures.rendering import highlight_lines
+        from cs336_lectures.runtime.rendering import highlight_lines
 
         files = [
             {
@@ -608,7 +606,7 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
     """
     entry = _check_lecture(path, section)
     title = trace_title(path, section)
-    from cs336_lectures.assets import AssetStore
+    from cs336_lectures.runtime.assets import AssetStore
 
     with _progress_display(title, quiet) as on_progress:
         with _lecture_module(path, as_main=entry == "<module>") as (module, load):
@@ -705,7 +703,9 @@ def _module_files(names: tuple[str, ...]) -> list[Path]:
             raise LectureError(f"--trace-module {name}: no such module with Python source")
     # The runtime itself is never traced: text() would then record its own lines, not the lecture's.
     runtime = Path(__file__).resolve().parent
-    return [file for file in files if not (file.resolve().parent == runtime and file.stem in RUNTIME_MODULES)]
+    package_entry = {runtime.parent / "__init__.py", runtime.parent / "__main__.py"}
+    return [file for file in files
+            if runtime not in file.resolve().parents and file.resolve() not in package_entry]
 
 
 @contextmanager

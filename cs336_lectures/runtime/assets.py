@@ -20,7 +20,7 @@ import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from cs336_lectures.atomic import write_bytes_atomically
+from cs336_lectures.runtime.atomic import write_bytes_atomically
 
 INLINE_LIMIT = 8 * 1024  # bytes; smaller assets become data: URLs
 FETCH_TIMEOUT_S = 3.0  # per socket operation

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cs336_lectures.atomic import write_bytes_atomically
+from cs336_lectures.runtime.atomic import write_bytes_atomically
 
 FORMAT = "cs336-lectures-trace"
 VERSION = 1
@@ -103,7 +103,7 @@ def load_trace(path: str | os.PathLike) -> Trace:
 
 
 def _expand_steps(raw: dict) -> list[Step]:
-    from cs336_lectures.values import decode
+    from cs336_lectures.runtime.values import decode
 
     paths = [file["path"] for file in raw["files"]]
     functions = [(paths[file], name) for file, name, _ in raw["functions"]]

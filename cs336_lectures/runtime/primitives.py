@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any, Protocol, Sequence
 from urllib.parse import urlsplit
 
-from cs336_lectures.assets import AssetStore, sniff_image_suffix
-from cs336_lectures.rendering import render_markdown, render_verbatim
+from cs336_lectures.runtime.assets import AssetStore, sniff_image_suffix
+from cs336_lectures.runtime.rendering import render_markdown, render_verbatim
 
 __all__ = ["Recorder", "Reference", "active_recorder", "image", "link", "plot", "set_recorder", "text"]
 

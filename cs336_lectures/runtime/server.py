@@ -43,8 +43,8 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from cs336_lectures.atomic import write_bytes_atomically
-from cs336_lectures.site import DEFAULT_TRACES, INDEX_NAME, VIEWER_DIR, build_index
+from cs336_lectures.runtime.atomic import write_bytes_atomically
+from cs336_lectures.runtime.site import DEFAULT_TRACES, INDEX_NAME, VIEWER_DIR, build_index
 
 TOKEN_HEADER = "X-CS336-Token"
 # On every response, so the viewer can tell this server from a static host without asking a

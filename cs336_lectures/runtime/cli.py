@@ -1,7 +1,7 @@
 """The command line: `cs336-lectures trace | serve | build` (also `python -m cs336_lectures`).
 
 `trace` runs lectures under the tracer and writes their traces; `serve` and `build` belong to
-cs336_lectures.server and cs336_lectures.site, imported only when asked for, so that tracing
+cs336_lectures.runtime.server and cs336_lectures.runtime.site, imported only when asked for, so that tracing
 starts fast. Exit status: 0 success, 1 a lecture failed or was stopped (its trace is still
 written), 2 the command could not run (missing file, syntax error, failed import, bad flag).
 
@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
 if TYPE_CHECKING:
-    from cs336_lectures.tracer import TraceResult
+    from cs336_lectures.runtime.tracer import TraceResult
 
 PROG = "cs336-lectures"
 DEFAULT_MAX_STEPS = 10_000_000  # about 1.5 GB while tracing; a real lecture takes thousands
 DELEGATED = {  # subcommand -> (module defining add_arguments(parser) and run(args), summary)
-    "serve": ("cs336_lectures.server", "serve the viewer and traces; re-trace lectures when they change"),
-    "build": ("cs336_lectures.site", "export the viewer and traces as a static site"),
+    "serve": ("cs336_lectures.runtime.server", "serve the viewer and traces; re-trace lectures when they change"),
+    "build": ("cs336_lectures.runtime.site", "export the viewer and traces as a static site"),
 }
 
 TRACE_DESCRIPTION = """\
@@ -125,7 +125,7 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
 
 def trace(args: argparse.Namespace, argv: list[str]) -> int:
     """`cs336-lectures trace`: trace each lecture in turn; returns the exit status."""
-    from cs336_lectures.tracer import LectureError, trace_lecture, trace_title
+    from cs336_lectures.runtime.tracer import LectureError, trace_lecture, trace_title
 
     output_dir = Path(args.output)
     writers: dict[str, str] = {}  # trace title -> the lecture that writes it
