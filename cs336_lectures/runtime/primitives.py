@@ -15,6 +15,8 @@ mistake shows up the same in both.
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import functools
 import inspect
 import io
@@ -27,13 +29,13 @@ import types
 from dataclasses import dataclass
 from datetime import date as Date
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from typing import Any, Iterator, Protocol, Sequence
 from urllib.parse import urlsplit
 
 from cs336_lectures.runtime.assets import AssetStore, sniff_image_suffix
 from cs336_lectures.runtime.rendering import render_markdown, render_verbatim
 
-__all__ = ["Recorder", "Reference", "active_recorder", "image", "link", "plot", "set_recorder", "text"]
+__all__ = ["Recorder", "Reference", "active_recorder", "image", "link", "plot", "set_recorder", "solution", "text"]
 
 LINK_SCHEMES = ("http", "https", "mailto", "ftp")
 CSS_PROPERTY = re.compile(r"--[A-Za-z0-9_-]+|-?[A-Za-z][A-Za-z0-9-]*")
@@ -52,6 +54,12 @@ class Recorder(Protocol):
 
     def file_index(self, path: str) -> int:
         """The index of source file `path` in the trace's files, adding it if needed."""
+
+    def open_solution(self, path: str, first_line: int, last_line: int) -> int:
+        """Start a solution block over lines first_line..last_line of `path`; returns its id."""
+
+    def close_solution(self, solution: int) -> None:
+        """End solution block `solution`: the steps recorded since it opened belong to it."""
 
 
 _recorder: Recorder | None = None
@@ -385,3 +393,55 @@ def _figure_title(figure: Any) -> str:
         if axes.get_title():
             return axes.get_title()
     return "plot"
+
+
+# ---------------------------------------------------------------- solution
+
+
+@contextlib.contextmanager
+def solution() -> Iterator[None]:
+    """Mark the body of a `with` block as the worked answer to an exercise: the viewer keeps its
+    renderings and values folded under "Show solution" until the student asks, or steps into it.
+
+    >>> text("How many merges until the word is one token?")
+    >>> with solution():
+    ...     params = train_simple_bpe(string, num_merges=8)
+    ...     text(f"At merge {merge_number}.")
+    """
+    caller = sys._getframe(2)  # past contextmanager's __enter__
+    first_line, last_line = _with_body_lines(caller.f_code.co_filename, caller.f_lineno)
+    if _recorder is None:
+        yield
+        return
+    handle = _recorder.open_solution(caller.f_code.co_filename, first_line, last_line)
+    try:
+        yield
+    finally:
+        _recorder.close_solution(handle)
+
+
+def _with_body_lines(path: str, line: int) -> tuple[int, int]:
+    """(first, last) line of the body of the `with solution():` statement running at `line` of `path`."""
+    statement = _with_statements(path).get(line)
+    if statement is None:
+        raise RuntimeError(f"solution() must be used as `with solution():` in a source file ({path}:{line})")
+    return statement
+
+
+def _with_statements(path: str) -> dict[int, tuple[int, int]]:
+    """For each line a `with` statement's header spans in `path`: its body's first and last lines.
+
+    Parsed afresh on each call (a few milliseconds): the server re-traces a lecture after every save.
+    """
+    try:
+        with tokenize.open(path) as file:
+            tree = ast.parse(file.read(), path)
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return {}
+    spans: dict[int, tuple[int, int]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            body = (node.body[0].lineno, max(statement.end_lineno or statement.lineno for statement in node.body))
+            for header_line in range(node.lineno, node.body[0].lineno):
+                spans.setdefault(header_line, body)
+    return spans

@@ -185,6 +185,8 @@ class Tracer:
         # to a growing string would be quadratic for a line that prints thousands of times.
         self._output: dict[tuple[int, str], list[str]] = {}
         self._output_left = MAX_OUTPUT
+        self.solutions: list[dict] = []  # `with solution():` blocks, in the order they opened
+        self._solution_headers: list[list | None] = []  # [call, line] of each block's `with` step
 
     # --- the Recorder protocol (primitives.py) ---------------------------------------------
 
@@ -209,6 +211,20 @@ class Tracer:
             index = self._file_ids[real] = len(self.files)
             self.files.append(_File(shown, source, directives))
         return index
+
+    def open_solution(self, path: str, first_line: int, last_line: int) -> int:
+        # The block's steps are the ones recorded from now on: the `with` line's own step is before.
+        self.solutions.append({"file": self.file_index(path), "lines": [first_line, last_line],
+                               "steps": [len(self.steps), len(self.steps) - 1]})
+        self._solution_headers.append(self.steps[-1][:2] if self.steps else None)
+        return len(self.solutions) - 1
+
+    def close_solution(self, solution: int) -> None:
+        last = len(self.steps) - 1
+        # Leaving the block runs the `with` line once more: that step is not the solution's.
+        if last >= 0 and self.steps[last][:2] == self._solution_headers[solution]:
+            last -= 1
+        self.solutions[solution]["steps"][1] = last
 
     # --- running ---------------------------------------------------------------------------
 
@@ -490,8 +506,11 @@ class Tracer:
         for (index, key), pieces in self._output.items():
             _extras(self.steps[index])[key] = "".join(pieces)
         header = {**header, "num_steps": len(self.steps)}
-        return {"format": FORMAT, "version": VERSION, "header": header, "files": files,
-                "functions": self.functions, "calls": self.calls, "steps": self.steps}
+        trace = {"format": FORMAT, "version": VERSION, "header": header, "files": files,
+                 "functions": self.functions, "calls": self.calls, "steps": self.steps}
+        if self.solutions:
+            trace["solutions"] = self.solutions
+        return trace
 
 
 class _StepWriter(io.TextIOBase):
