@@ -791,7 +791,7 @@ def assignment_1_tokenizer():
          f"id {space_id}. Merged tokens take the ids after the bytes, in the order learned.")
     link(bytes_to_unicode)
 
-    text("### Why `the` and not `the `")
+    text("### Why no token here ends in a space")
     segments = [segment for part in corpus.split("<|endoftext|>")  # @inspect segments @stepover
                 for segment in regex.findall(GPT2_TOKENIZER_REGEX, part)]
     text("The GPT-2 pattern glues a space to the *front* of the next word, so a space can "

@@ -196,6 +196,7 @@ class Viewer {
     this.call = -1;
     this.heading = -2;
     this.env = new EnvPanel($('env'));
+    trace.solutions.onChange = () => this.env.update(trace, this.step, trace.previous(this.step));
     this.showLecture();
     this.buildStatus();
     this.buildToc();
@@ -304,6 +305,7 @@ class Viewer {
     if (!trace || s < 0) return;
     this.step = s;
     $('elsewhere').hidden = true;
+    trace.solutions.visit(s);
     const view = this.showFile(trace.fileOfStep(s));
     const unit = view.setStep(s);
     if (unit && scroll) this.scrollToCurrent();
