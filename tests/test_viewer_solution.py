@@ -147,3 +147,25 @@ def test_the_lecture_exercises_are_folded(page, tmp_path, validate_trace):
         page.get_by_role("button", name="Show solution").click()
         expect(page.locator("#code .rendered").get_by_text("hours, an afternoon")).to_be_visible()
         assert json.loads((out / "lecture_02.exercise_napkin_math_rtx4080.json").read_text())["version"] == 2
+
+
+@pytest.mark.slow
+def test_an_opened_solution_stays_open_when_the_lecture_is_retraced(page, tmp_path):
+    """Live mode: saving the lecture re-traces it; the solutions the reader opened stay open."""
+    from test_viewer_live import LiveServer
+
+    live = LiveServer(tmp_path)
+    try:
+        page.goto(f"{live.url}&trace=live_lecture")
+        page.wait_for_selector(".code .line.current", state="attached")
+        live.lecture.write_text(LECTURE)
+        rendered = page.locator("#code .rendered")
+        rendered.get_by_text("What is six times seven?").wait_for(timeout=120_000)
+        page.get_by_role("button", name="Show solution").click()
+        expect(rendered.get_by_text("The product is forty-two.")).to_be_visible()
+        live.lecture.write_text(LECTURE.replace("After the exercise", "After the edited exercise"))
+        rendered.get_by_text("After the edited exercise").wait_for(timeout=120_000)
+        expect(rendered.get_by_text("The product is forty-two.")).to_be_visible()
+        expect(page.get_by_role("button", name="Hide solution")).to_be_visible()
+    finally:
+        live.close()

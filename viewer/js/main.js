@@ -188,6 +188,8 @@ class Viewer {
       this.showFailure(`The trace "${name}" is empty`, `It records no steps to show${why}. Trace the lecture again.`);
       return;
     }
+    // A re-traced lecture keeps the solutions the reader had opened.
+    if (this.trace && this.name === name) trace.solutions.open = new Set(this.trace.solutions.open);
     this.trace = trace;
     this.name = name;
     this.views.clear();
