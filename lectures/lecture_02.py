@@ -160,15 +160,17 @@ def motivating_questions():
     h100_bytes = 80e9  # @inspect h100_bytes
     link(bytes_per_parameter)
     bytes_per_param = bytes_per_parameter(optimizer_states_per_parameter=2)  # @inspect bytes_per_param
-    text(f"Each parameter brings its gradient and AdamW's two running averages, 4 values in "
-         f"float32: {bytes_per_param} bytes.")
+    text(f"Each parameter brings its gradient and AdamW's two running averages (the "
+         f"optimizer's state, counted below in *Optimizer state*), 4 values in float32: "
+         f"{bytes_per_param} bytes.")
     link(largest_model)
     largest_num_parameters = largest_model(8 * h100_bytes, bytes_per_param)  # @inspect largest_num_parameters
     text(f"About {largest_num_parameters / 1e9:.0f}B parameters. Two caveats:")
     text("- Parameters and gradients need not be float32: bfloat16 copies (2 + 2 bytes) plus "
          "a float32 master copy of the parameters (4) saves no memory but runs faster.")
     link(zero)
-    text("- Activations are not counted; they grow with batch size and sequence length.")
+    text("- Activations are not counted; they grow with batch size and sequence length "
+         "(see *Memory and compute of one step* below).")
     text("A rough, back-of-the-envelope estimate; that is the point.")
 
     text("This lecture does not walk through the Transformer; these explain it well:")
