@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
+from cs336_lectures.runtime import course_compat
 from cs336_lectures.runtime.directives import Directive, parse_directives
 from cs336_lectures.runtime.trace_format import FORMAT, VERSION, write_trace
 
@@ -169,7 +170,8 @@ class Tracer:
             real = os.path.realpath(path)
             if real not in self._traced:
                 source = read_source(real)
-                self._traced[real] = source, parse_directives(source, _display_path(real))
+                lenient = course_compat.uses_course_runtime(source)  # the Stanford course's comment style
+                self._traced[real] = source, parse_directives(source, _display_path(real), lenient)
         if traced_paths:
             self.file_index(str(traced_paths[0]))  # the lecture is files[0]; modules join when they run
 
@@ -205,7 +207,7 @@ class Tracer:
                 source = read_source(real)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    directives = parse_directives(source, shown)
+                    directives = parse_directives(source, shown, course_compat.uses_course_runtime(source))
             index = self._file_ids[real] = len(self.files)
             self.files.append(_File(shown, source, directives))
         return index
@@ -609,7 +611,8 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
     from cs336_lectures.runtime.assets import AssetStore
 
     with _progress_display(title, quiet) as on_progress:
-        with _lecture_module(path, as_main=entry == "<module>") as (module, load):
+        with _lecture_module(path, as_main=entry == "<module>") as (module, load), \
+                course_compat.installed_for(read_source(path)):
             # Looked up as the lecture's own imports are: with the lecture's folder on sys.path.
             traced = [path.resolve(), *_module_files(trace_modules)]
             assets = AssetStore(output_dir.absolute() / "assets", Path("var/files").absolute())  # the lecture may chdir
