@@ -9,6 +9,7 @@ trace that works proves ours replaced it.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -190,3 +191,22 @@ def test_css_style_and_the_courses_cache_names():
     path = course_compat.course_cache_path("https://example.org/figures/loss.png", "image")
     assert path == Path("var/files/image-777706680074ae5a1ef97108194794b2-https_example_org_figures_loss_png")
     assert (FIXTURES / "repo" / path).is_file()
+
+
+def test_serve_traces_a_course_lecture_in_the_clone(course_repo, validate_trace):
+    """`serve lecture_demo.py --traces var/ours` in the clone: traced at start, listed, served."""
+    from test_server import Events, request, wait_for
+
+    from cs336_lectures.runtime.server import LectureServer
+
+    server = LectureServer([Path("lecture_demo.py")], course_repo / "var" / "ours", port=0,
+                           log=lambda message: None).start()
+    try:
+        assert wait_for(Events(server), "lecture_demo")["state"] == "ok"
+        status, body, _ = request(server, "GET", "/traces/index.json")
+        assert status == 200 and [entry["name"] for entry in json.loads(body)["traces"]] == ["lecture_demo"]
+        status, body, _ = request(server, "GET", "/traces/lecture_demo.json")
+        trace = validate_trace(json.loads(body))
+        assert trace["header"]["status"] == "ok" and trace["files"][0]["path"] == "lecture_demo.py"
+    finally:
+        server.close()

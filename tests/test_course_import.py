@@ -252,3 +252,21 @@ def test_the_viewer_shows_an_imported_trace(imported, page, tmp_path):
         page.screenshot(path=str(tmp_path / "imported.png"), full_page=False)
         page.keyboard.press("R")  # raw mode: the course's source under the renderings
         assert page.locator(".line", has_text="def add_one(n: int) -> int:").count() == 1
+
+
+def test_paths_outside_the_repository_are_never_read(repo, tmp_path, capsys, validate_trace):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("not for publishing")
+    (tmp_path / "secret.png").write_bytes((repo / "images" / "grid.png").read_bytes())
+    frame = {"path": "lecture.py", "line_number": 1, "function_name": "main", "code": "main()"}
+    course = {"files": {"lecture.py": "main()\n"}, "steps": [{"stack": [frame], "env": {}, "renderings": [
+        {"type": "link", "data": "secret", "internal_link": {"path": str(secret), "line_number": 1}},
+        {"type": "link", "data": "up", "internal_link": {"path": "../secret.txt", "line_number": 1}},
+        {"type": "image", "data": "../secret.png", "style": {}}]}]}
+    given = tmp_path / "lecture.json"
+    given.write_text(json.dumps(course))
+    assert main(["import", str(given), "-o", str(tmp_path / "out"), "--root", str(repo)]) == 0
+    trace = validate_trace(tmp_path / "out" / "lecture.json")
+    assert "not for publishing" not in (tmp_path / "out" / "lecture.json").read_text()
+    assert [file["source"] for file in trace["files"][1:]] == ["", ""]
+    assert trace["steps"][0][2]["r"][2]["src"] is None

@@ -334,7 +334,8 @@ class _Converter:
             return index
         source = self.sources.get(path)
         if source is None:
-            source = _read_text(self.root / path)
+            inside = _inside(self.root, path)
+            source = _read_text(inside) if inside is not None else None
             if source is None:
                 quoted = self.quoted.get(path, {})
                 source = "".join(f"{quoted.get(number, '')}\n" for number in range(1, max(quoted, default=0) + 1))
@@ -406,7 +407,8 @@ class _Converter:
         width = style.get("width") if isinstance(style, dict) else None
         if isinstance(width, (int, float, str)) and not isinstance(width, bool):
             rendering["width"] = width
-        content = _read_bytes(self.root / location) if location and not urlsplit(location).scheme else None
+        inside = _inside(self.root, location) if location and not urlsplit(location).scheme else None
+        content = _read_bytes(inside) if inside is not None else None
         suffix = sniff_image_suffix(content) if content else None
         if suffix is None and content and location.lower().endswith(".svg") and b"<svg" in content.lower():
             suffix = "svg"
@@ -484,6 +486,13 @@ def _definition_spans(source: str) -> dict[str, list[tuple[int, int]]]:
             first = min([node.lineno, *(decorator.lineno for decorator in node.decorator_list)])
             spans.setdefault(node.name, []).append((first, node.end_lineno or node.lineno))
     return spans
+
+
+def _inside(root: Path, relative: str) -> Path | None:
+    """root/relative when that stays inside root: a trace must not pull other files of the
+    machine into a converted trace that may then be published."""
+    path = (root / relative).resolve()
+    return path if path.is_relative_to(root.resolve()) else None
 
 
 def _read_text(path: Path) -> str | None:
