@@ -129,6 +129,35 @@ def test_the_courses_directive_style(course_repo):
     assert trace.values_of("z") == [5] and trace.values_of("w") == [11]
     # "@stepover" in the middle of a comment: add_one(10) is not traced, add_one(1) and (2) are.
     assert trace.values_of("result") == [2, 3]
+    # "def add_one(n: int) -> int:  # @inspect n": the argument on entry, on the call's first step.
+    assert trace.values_of("n") == [1, 2]
+    first_steps = [step for step in trace.steps if step.function == "add_one" and "n" in step.values]
+    assert [step.line for step in first_steps] == [43, 43]
+
+
+def test_a_def_line_inspects_the_arguments_on_entry(tmp_path):
+    lecture = tmp_path / "arguments.py"
+    lecture.write_text(
+        "def main():\n"
+        "    scale([1, 2], factor=3)\n"
+        "    squares = [y * y for y in range(3)]  # @inspect squares\n"
+        "\n"
+        "\n"
+        "@staticmethod\n"
+        "def unused():\n"
+        "    pass\n"
+        "\n"
+        "\n"
+        "def scale(xs, *, factor=2, **options):  # @inspect xs factor options total\n"
+        "    total = sum(xs) * factor  # @inspect total\n"
+        "    factor = 0  # @inspect factor\n"
+        "    return total\n"
+    )
+    assert main(["trace", str(lecture), "-o", str(tmp_path / "out"), "--quiet"]) == 0
+    trace = load_trace(tmp_path / "out" / "arguments.json")
+    first = next(step for step in trace.steps if step.function == "scale")
+    assert first.line == 12 and first.values == {"xs": [1, 2], "factor": 3, "options": {}, "total": 9}
+    assert trace.values_of("factor") == [3, 0] and trace.values_of("squares") == [[0, 1, 4]]
 
 
 def test_lenient_directives_only_for_files_that_import_the_course_runtime():

@@ -99,7 +99,7 @@ class _Activation:
     """
 
     __slots__ = ("tracer", "steps", "call_id", "parent", "step", "directives", "default", "pending",
-                 "values", "callback")
+                 "values", "callback", "arguments")
 
     def __init__(self, tracer: Tracer, call_id: int, parent: _Activation | None, directives: dict,
                  values: dict):
@@ -133,6 +133,18 @@ class _Activation:
         elif event == "return":
             self.tracer.current = self.parent
         return self.callback
+
+    def enter(self, frame: types.FrameType, event: str, arg: Any):
+        """The local tracer until the first line of a call whose `def` line inspects arguments
+        (`def f(a, b):  # @inspect a b`): their values on entry go on that first step."""
+        self.callback = self.trace
+        result = self.trace(frame, event, arg)
+        if event == "line":
+            for name, path in self.arguments:
+                value = _lookup(frame, path)
+                if value is not _NOT_FOUND:
+                    self.tracer._record_value(self, name, value)
+        return result
 
     def dormant(self, frame: types.FrameType, event: str, arg: Any):
         """The local tracer of a generator frame resumed inside a @stepover line: ignores it all,
@@ -325,6 +337,10 @@ class Tracer:
         activation = _Activation(self, call_id, parent, directives, values)
         if resumed is not None:  # the suspended line (yield, await) is still running
             activation.step, activation.pending, resumed.pending = resumed.step, resumed.pending, None
+        else:
+            activation.arguments = _inspected_arguments(frame.f_code, directives)
+            if activation.arguments:
+                activation.callback = activation.enter
         self.current = activation
         return activation.callback
 
@@ -542,6 +558,17 @@ def _extras(step: list) -> dict:
     if len(step) == 2:
         step.append({})
     return step[2]
+
+
+def _inspected_arguments(code: types.CodeType, directives: dict[int, Directive]) -> tuple:
+    """The (name, path) pairs that the `def` line of a function inspects among its parameters."""
+    directive = directives.get(code.co_firstlineno)
+    if directive is None or not directive.inspect or code.co_name.startswith("<"):
+        return ()  # most calls; a comprehension or lambda shares its line with other code
+    count = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS) \
+        + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    parameters = code.co_varnames[:count]
+    return tuple((name, path) for name, path in directive.inspect if path[0] in parameters)
 
 
 def _lookup(frame: types.FrameType, path: tuple[str, ...]) -> Any:
