@@ -131,6 +131,15 @@ def test_a_large_image_becomes_an_asset_file(repo, course_trace, tmp_path, capsy
     [grid] = [r for step in load_trace(tmp_path / "out" / "lecture_demo.json").steps for r in step.renderings
               if r.get("alt") == "grid.png"]
     assert grid["src"].startswith("assets/") and (tmp_path / "out" / grid["src"]).read_bytes() == big
+    assert main(["build", str(tmp_path / "out" / "lecture_demo.json"), "--out", str(tmp_path / "site")]) == 0
+    assert (tmp_path / "site" / "traces" / grid["src"]).read_bytes() == big
+    # An output folder that cannot be made: one line, nothing half-written.
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file, not a folder")
+    capsys.readouterr()
+    assert main(["import", str(course_trace), "-o", str(blocked), "--root", str(repo)]) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith(f"cs336-lectures: error: {blocked / 'lecture_demo.json'}: cannot write the trace: ")
 
 
 def test_links_external_internal_and_without_a_url(imported):

@@ -136,9 +136,9 @@ def import_course_trace(path: Path, output_dir: Path, root: Path, command: tuple
     _check_target(out, path)
     assets = AssetStore(output_dir / "assets", root / "var" / "files")
     converter = _Converter(root, assets)
-    trace = converter.convert(course, str(path), command)
-    trace["header"]["imported"] = {"format": IMPORTED_FROM, "path": str(path), "bytes": len(raw)}
-    try:
+    try:  # images are written into assets/ while converting
+        trace = converter.convert(course, str(path), command)
+        trace["header"]["imported"] = {"format": IMPORTED_FROM, "path": str(path), "bytes": len(raw)}
         write_trace(trace, out)
     except OSError as error:
         raise CourseTraceError(f"{out}: cannot write the trace: {error.strerror or error}") from None
