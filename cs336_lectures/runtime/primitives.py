@@ -93,9 +93,11 @@ class Reference:
     date: str | None = None
     organization: str | None = None
     description: str | None = None
+    notes: str | None = None
 
     def __post_init__(self) -> None:
-        _external_link(self.title, self.url, self.authors, self.date, self.organization, self.description)
+        _external_link(self.title, self.url, self.authors, self.date, self.organization, self.description,
+                       self.notes)
 
 
 # ---------------------------------------------------------------- text
@@ -140,8 +142,9 @@ def _check_style(style: dict[str, str] | None) -> dict[str, str] | None:
 # ---------------------------------------------------------------- image
 
 
-def image(path_or_url: str | os.PathLike, width: int | float | str | None = None) -> None:
+def image(path_or_url: str | os.PathLike, width: int | float | str | None = None, *, alt: str | None = None) -> None:
     """Show an image from a local file or a URL; one that cannot be had shows as a placeholder.
+    `alt` describes it (default: its file name).
 
     >>> image("images/bpe-merges.png", width=400)
     >>> image("https://example.org/figure.png", width="50%")
@@ -154,7 +157,9 @@ def image(path_or_url: str | os.PathLike, width: int | float | str | None = None
         return
     url = urlsplit(source)
     is_url = url.scheme.lower() in ("http", "https")
-    alt = Path(url.path if is_url else source).name or source
+    if alt is not None and not isinstance(alt, str):
+        raise TypeError(f"image(): alt must be a string, not {type(alt).__name__}")
+    alt = alt or Path(url.path if is_url else source).name or source
     rendering: dict[str, Any] = {"type": "image", "src": None, "alt": alt}
     if width is not None:
         rendering["width"] = width
@@ -216,8 +221,10 @@ def link(
     date: str | Date | None = None,
     organization: str | None = None,
     description: str | None = None,
+    notes: str | None = None,
 ) -> None:
     """Show a link: to a Reference, a URL, or (for a function or class) to its source code.
+    `notes` says what to remember about the work (shown with its description).
 
     >>> link("https://arxiv.org/abs/1508.07909")
     >>> link(title="GPT-2", url="https://openai.com/blog/better-language-models/", organization="OpenAI")
@@ -232,18 +239,21 @@ def link(
             date if date is not None else arg.date,
             organization if organization is not None else arg.organization,
             description if description is not None else arg.description,
+            notes if notes is not None else arg.notes,
         )
     elif isinstance(arg, str):
         if url is not None:
             raise ValueError("link(): give the URL either as the first argument or as url=, not both")
-        rendering = _external_link(title if title is not None else arg, arg, authors, date, organization, description)
+        rendering = _external_link(title if title is not None else arg, arg, authors, date, organization, description,
+                                   notes)
     elif arg is None:
         if url is None:
             raise TypeError("link() needs a URL, a Reference, or a function or class (or url=...)")
-        rendering = _external_link(title if title is not None else url, url, authors, date, organization, description)
+        rendering = _external_link(title if title is not None else url, url, authors, date, organization, description,
+                                   notes)
     elif _is_code(arg):
-        if url is not None or authors or date or organization or description:
-            raise ValueError("link(): a link to code takes only title=, not url/authors/date/organization/description")
+        if url is not None or authors or date or organization or description or notes:
+            raise ValueError("link(): a link to code takes only title=, not url/authors/date/organization/description/notes")
         if title is not None and not isinstance(title, str):
             raise TypeError(f"link(): title must be a string, not {type(title).__name__}")
         # Looked up even without a recorder: code with no Python source fails the same way in both.
@@ -259,7 +269,7 @@ def link(
         _recorder.add_rendering(rendering)
 
 
-def _external_link(title, url, authors, date, organization, description) -> dict[str, Any]:
+def _external_link(title, url, authors, date, organization, description, notes) -> dict[str, Any]:
     """The rendering of an external link, checking every field."""
     if not isinstance(url, str):
         raise TypeError(f"link: url must be a string, not {type(url).__name__}")
@@ -277,7 +287,7 @@ def _external_link(title, url, authors, date, organization, description) -> dict
         rendering["authors"] = list(authors)
     if isinstance(date, Date):
         date = date.isoformat()
-    for key, value in (("date", date), ("organization", organization), ("description", description)):
+    for key, value in (("date", date), ("organization", organization), ("description", description), ("notes", notes)):
         if value is not None:
             if not isinstance(value, str):
                 raise TypeError(f"link: {key} must be a string, not {type(value).__name__}")

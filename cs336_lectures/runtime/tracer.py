@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
+from cs336_lectures.runtime import course_compat
 from cs336_lectures.runtime.directives import Directive, parse_directives
 from cs336_lectures.runtime.trace_format import FORMAT, VERSION, write_trace
 
@@ -98,7 +99,7 @@ class _Activation:
     """
 
     __slots__ = ("tracer", "steps", "call_id", "parent", "step", "directives", "default", "pending",
-                 "values", "callback")
+                 "values", "callback", "arguments")
 
     def __init__(self, tracer: Tracer, call_id: int, parent: _Activation | None, directives: dict,
                  values: dict):
@@ -132,6 +133,18 @@ class _Activation:
         elif event == "return":
             self.tracer.current = self.parent
         return self.callback
+
+    def enter(self, frame: types.FrameType, event: str, arg: Any):
+        """The local tracer until the first line of a call whose `def` line inspects arguments
+        (`def f(a, b):  # @inspect a b`): their values on entry go on that first step."""
+        self.callback = self.trace
+        result = self.trace(frame, event, arg)
+        if event == "line":
+            for name, path in self.arguments:
+                value = _lookup(frame, path)
+                if value is not _NOT_FOUND:
+                    self.tracer._record_value(self, name, value)
+        return result
 
     def dormant(self, frame: types.FrameType, event: str, arg: Any):
         """The local tracer of a generator frame resumed inside a @stepover line: ignores it all,
@@ -169,7 +182,8 @@ class Tracer:
             real = os.path.realpath(path)
             if real not in self._traced:
                 source = read_source(real)
-                self._traced[real] = source, parse_directives(source, _display_path(real))
+                lenient = course_compat.uses_course_runtime(source)  # the Stanford course's comment style
+                self._traced[real] = source, parse_directives(source, _display_path(real), lenient)
         if traced_paths:
             self.file_index(str(traced_paths[0]))  # the lecture is files[0]; modules join when they run
 
@@ -207,7 +221,7 @@ class Tracer:
                 source = read_source(real)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    directives = parse_directives(source, shown)
+                    directives = parse_directives(source, shown, course_compat.uses_course_runtime(source))
             index = self._file_ids[real] = len(self.files)
             self.files.append(_File(shown, source, directives))
         return index
@@ -339,6 +353,10 @@ class Tracer:
         activation = _Activation(self, call_id, parent, directives, values)
         if resumed is not None:  # the suspended line (yield, await) is still running
             activation.step, activation.pending, resumed.pending = resumed.step, resumed.pending, None
+        else:
+            activation.arguments = _inspected_arguments(frame.f_code, directives)
+            if activation.arguments:
+                activation.callback = activation.enter
         self.current = activation
         return activation.callback
 
@@ -561,6 +579,17 @@ def _extras(step: list) -> dict:
     return step[2]
 
 
+def _inspected_arguments(code: types.CodeType, directives: dict[int, Directive]) -> tuple:
+    """The (name, path) pairs that the `def` line of a function inspects among its parameters."""
+    directive = directives.get(code.co_firstlineno)
+    if directive is None or not directive.inspect or code.co_name.startswith("<"):
+        return ()  # most calls; a comprehension or lambda shares its line with other code
+    count = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS) \
+        + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    parameters = code.co_varnames[:count]
+    return tuple((name, path) for name, path in directive.inspect if path[0] in parameters)
+
+
 def _lookup(frame: types.FrameType, path: tuple[str, ...]) -> Any:
     """The value of a dotted name in the frame (locals, globals, builtins), or _NOT_FOUND."""
     name = path[0]
@@ -628,7 +657,8 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
     from cs336_lectures.runtime.assets import AssetStore
 
     with _progress_display(title, quiet) as on_progress:
-        with _lecture_module(path, as_main=entry == "<module>") as (module, load):
+        with _lecture_module(path, as_main=entry == "<module>") as (module, load), \
+                course_compat.installed_for(read_source(path)):
             # Looked up as the lecture's own imports are: with the lecture's folder on sys.path.
             traced = [path.resolve(), *_module_files(trace_modules)]
             assets = AssetStore(output_dir.absolute() / "assets", Path("var/files").absolute())  # the lecture may chdir
