@@ -126,10 +126,12 @@ export class CodeEditor {
       return;
     }
     const first = value.lastIndexOf('\n', start - 1) + 1;
-    const block = value.slice(first, end);
+    // A selection that ends at the start of a line does not take that line in.
+    const last = end > start && value[end - 1] === '\n' ? end - 1 : end;
+    const block = value.slice(first, last);
     const changed = block.split('\n').map((line) => (outdent ? line.slice(line.match(/^ {0,4}/)[0].length) : INDENT + line)).join('\n');
     if (changed === block) return;
-    area.setSelectionRange(first, end);
+    area.setSelectionRange(first, last);
     this.insert(changed, true);
   }
 

@@ -73,8 +73,8 @@ export function renderIndex(container, entries, hrefOf) {
           el('span', { class: 'trace-name', text: entry.name }),
           el('span', { text: `${formatCount(entry.num_steps ?? 0)} ${entry.num_steps === 1 ? 'step' : 'steps'}` }),
           entry.created ? el('span', { text: `traced ${when(entry.created)}` }) : null,
-          el('span', { class: `badge badge-${status}`, text: status === 'ok' ? 'ok' : status.replace('_', ' ') }),
-          failing ? el('span', { class: 'badge badge-failing', text: 'file fails now' }) : null),
+          failing ? el('span', { class: 'badge badge-failing', text: 'file fails now' })
+            : el('span', { class: `badge badge-${status}`, text: status === 'ok' ? 'ok' : status.replace('_', ' ') })),
         entry.message ? el('span', { class: 'trace-message', text: entry.message }) : null,
         failing ? el('span', { class: 'trace-message', text: `The file on disk fails to trace (this trace is the last good one): ${failing}` }) : null));
   });

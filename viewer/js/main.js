@@ -225,7 +225,8 @@ class Viewer {
     this.loading++;
     this.setMode('lecture');
     this.clearLoadingMessage();
-    const title = this.trace.header.title || this.name;
+    // A failed re-trace the server kept beside the good one (NAME.failed) says so in the title.
+    const title = `${this.trace.header.title || this.name}${this.name.endsWith('.failed') ? ' (failed run)' : ''}`;
     document.title = `${title} · cs336 lectures`;
     $('title').textContent = title;
   }

@@ -33,18 +33,24 @@ export class RetraceFailure {
     this.point = null;
     this.summary = el('span', { class: 'rf-summary' });
     this.actions = el('span', { class: 'rf-actions' });
-    this.traceback = el('pre', { class: 'rf-traceback' });
-    this.details = el('details', { class: 'rf-details' }, el('summary', { text: 'traceback' }), this.traceback);
+    this.traceback = el('pre', { class: 'rf-traceback', hidden: true });
+    this.toggle = el('button', { type: 'button', class: 'linklike rf-toggle', text: 'traceback', 'aria-expanded': 'false',
+      onclick: () => this.showTraceback(this.traceback.hidden) });
     this.box = el('div', { class: 'retrace-failure', role: 'alert', hidden: true },
-      el('div', { class: 'rf-line' }, el('span', { class: 'rf-icon', text: '✖' }), this.summary, this.actions,
+      el('div', { class: 'rf-line' }, el('span', { class: 'rf-icon', text: '✖' }), this.summary, this.actions, this.toggle,
         el('button', { type: 'button', class: 'rf-close', title: 'Dismiss', 'aria-label': 'Dismiss', text: '×', onclick: () => this.hide() })),
-      this.details);
+      this.traceback);
     document.getElementById('message').after(this.box);
     window.addEventListener('cs336:trace-loaded', () => this.renderActions());
   }
 
   hide() {
     this.box.hidden = true;
+  }
+
+  showTraceback(open) {
+    this.traceback.hidden = !open;
+    this.toggle.setAttribute('aria-expanded', String(open));
   }
 
   /** A finished re-trace of `event.trace`: show its failure, or clear an earlier one. */
@@ -63,8 +69,8 @@ export class RetraceFailure {
     const [first, ...rest] = String(event.message || 'the re-trace failed').split('\n');
     this.summary.textContent = `Re-tracing ${event.trace} failed: ${first}`;
     this.traceback.textContent = rest.join('\n') || first;
-    this.details.open = false;
-    this.details.hidden = !rest.length;
+    this.showTraceback(false);
+    this.toggle.hidden = !rest.length;
     this.actions.replaceChildren();
     this.box.hidden = false;
     if (!event.failed_trace) return; // the tracer wrote no trace at all: the traceback is all there is
@@ -77,7 +83,6 @@ export class RetraceFailure {
     }
     if (this.event !== event) return; // a newer event came meanwhile
     this.point = failurePoint(trace);
-    if (this.point) this.summary.textContent += ` (line ${this.point.line})`;
     this.renderActions();
   }
 
@@ -94,7 +99,7 @@ export class RetraceFailure {
         () => this.edit(event.trace, point.line)));
     }
     if (event.failed_trace !== event.trace && this.viewer.currentTrace() === event.failed_trace) {
-      this.actions.append(button('rf-back', 'back to the last good trace', 'The trace of the last version that ran to the end',
+      this.actions.append(button('rf-back', 'last good trace', 'The trace of the last version that ran to the end',
         () => this.viewer.go(event.trace, null)));
     }
   }
