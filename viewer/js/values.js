@@ -174,8 +174,11 @@ function matrix(data, isFloat) {
 /** A 1-d run of numbers as one row that wraps at the panel's edge, each cell labelled with its
     index, so it cannot be mistaken for a matrix. `first` is the index of data[0]. */
 function vector(data, isFloat, first = 0) {
-  return el('div', { class: 'v-vector' }, data.map((v, i) => el('span', { class: 'v-el' },
-    el('span', { class: 'v-index', text: String(first + i) }), cell(v, isFloat, 'span'))));
+  const cells = data.map((v) => cell(v, isFloat, 'span'));
+  // Columns as wide as the widest cell, so the wrapped rows line up.
+  const chars = Math.max(2, ...cells.map((node) => node.textContent.length), String(first + data.length - 1).length);
+  return el('div', { class: 'v-vector', style: `--cell-chars: ${chars}` }, cells.map((node, i) => el('span', { class: 'v-el' },
+    el('span', { class: 'v-index', text: String(first + i) }), node)));
 }
 
 /** The 2-d tables of a tensor with more dimensions, each captioned with its leading indexes. */
