@@ -143,6 +143,10 @@ def test_edit_and_retrace_through_the_page_keeps_the_reader_in_place(page, live)
     assert "last good trace" in status.inner_text()
     banner = page.locator(".retrace-failure")
     banner.filter(has_text="Re-tracing live_lecture failed").wait_for()
+    # No trace to open for a syntax error, but the line it names can be edited.
+    syntax_line = edited.count("\n", 0, edited.index('text("The end")')) + 2
+    assert banner.locator(".rf-edit").inner_text() == f"edit line {syntax_line}"
+    assert banner.locator(".rf-show").count() == 0
     assert page.get_by_text("Second version of the lecture", exact=True).count() >= 1
     assert live.trace.read_bytes() == good_trace
     assert current_line(page) == TOTAL_LINE
@@ -195,6 +199,7 @@ def test_server_refuses_without_token_and_with_a_foreign_host(page, live):
 
 
 def test_a_failed_retrace_is_one_line_with_the_way_to_its_failing_step(page, live):
+    assert any(line.startswith("    Open http://127.0.0.1:") for line in live.output)  # the URL stands out at start-up
     problems = []
     page.on("pageerror", lambda error: problems.append(str(error)))
     open_at_total_line(page, live)

@@ -73,7 +73,13 @@ export class RetraceFailure {
     this.toggle.hidden = !rest.length;
     this.actions.replaceChildren();
     this.box.hidden = false;
-    if (!event.failed_trace) return; // the tracer wrote no trace at all: the traceback is all there is
+    if (!event.failed_trace) {
+      // No trace at all (a syntax error, say): the line its message names can still be edited.
+      const named = /\.py:(\d+)/.exec(String(event.message || ''));
+      this.point = named ? { step: null, line: Number(named[1]) } : null;
+      this.renderActions();
+      return;
+    }
     let trace;
     try {
       trace = await loadTrace(`traces/${event.failed_trace}.json`);
@@ -92,8 +98,10 @@ export class RetraceFailure {
     this.actions.replaceChildren();
     if (!event || !point) return;
     const button = (cls, text, title, onclick) => el('button', { type: 'button', class: `linklike ${cls}`, text, title, onclick });
-    this.actions.append(button('rf-show', `go to line ${point.line}`, 'Open the failed run at the step that failed',
-      () => this.viewer.go(event.failed_trace, point.step)));
+    if (point.step !== null) {
+      this.actions.append(button('rf-show', `go to line ${point.line}`, 'Open the failed run at the step that failed',
+        () => this.viewer.go(event.failed_trace, point.step)));
+    }
     if (this.edit) {
       this.actions.append(button('rf-edit', `edit line ${point.line}`, 'Open the lecture in the editor at the failing line',
         () => this.edit(event.trace, point.line)));
