@@ -127,3 +127,14 @@ def test_exact_values_on_hover_and_for_copying(page, site):
     assert "1800000" in result[1]["titles"]
     assert result[2]["titles"] == ["0.1234567", "1000000000000.0"]
     assert result[2]["exact"] == "tensor([0.1234567, 1000000000000.0], shape=(2,), dtype=float32)"
+
+
+def test_counts_of_one_are_singular(page, site):
+    page.goto(site.url + "index.html")
+    summaries = page.evaluate("""async (values) => {
+        const { renderValue } = await import('./js/values.js');
+        return values.map((value) => renderValue(value).querySelector('summary').textContent);
+    }""", [{"t": "dict", "items": [["a", {"t": "list", "items": list(range(9))}]]},
+           {"t": "list", "items": [{"t": "list", "items": [1, 2]}]},
+           {"t": "dataclass", "cls": "Config", "fields": [["layers", {"t": "list", "items": list(range(9))}]]}])
+    assert summaries == ["dict with 1 item", "list of 1 item […]", "Config with 1 field"]
