@@ -100,6 +100,11 @@ def current_line(page) -> int:
     return int(page.locator(".code .line.current").first.get_attribute("data-line"))
 
 
+def editor_line(page) -> int:
+    """The 1-based line of the editor's cursor."""
+    return page.locator(".ce-text").evaluate("(area) => area.value.slice(0, area.selectionStart).split('\\n').length")
+
+
 def open_at_total_line(page, live: LiveServer) -> None:
     page.goto(f"{live.url}&trace=live_lecture")
     page.wait_for_selector(".code .line.current", state="attached")
@@ -218,25 +223,32 @@ def test_a_failed_retrace_is_one_line_with_the_way_to_its_failing_step(page, liv
     assert banner.locator(".rf-edit").inner_text() == f"edit line {TOTAL_LINE}"
     assert live.trace.read_bytes() == good_trace  # the good trace stays; the failed run is kept beside it
 
-    # The failed run opens at its error step, showing the current code and the error.
-    banner.locator(".rf-show").click()
-    page.locator(".step-output .error").wait_for()
-    url = page.evaluate("location.href")
-    assert "trace=live_lecture.failed" in url
-    assert current_line(page) == TOTAL_LINE
-    assert "len(greeting) / 0" in page.locator(".code .line.current").inner_text()
-    assert "ZeroDivisionError" in page.locator(".step-output .error").inner_text()
-    assert banner.locator(".rf-back").is_visible()
-
-    # The list of lectures marks the lecture whose file fails now.
+    # The list of lectures marks the lecture whose file fails now; from there, "edit line"
+    # opens the lecture with the editor at the failing line of the file as it is on disk.
     page.locator("#home").click()
     card = page.locator(".trace-card", has_text="live_lecture")
     card.locator(".badge-failing").wait_for()
     assert "ZeroDivisionError" in card.inner_text()
+    banner.locator(".rf-edit").click()
+    editor = page.locator(".cs336-live-text")
+    editor.wait_for(state="visible")
+    assert "trace=live_lecture" in page.evaluate("location.href")
+    assert "len(greeting) / 0" in editor.input_value()
+    assert editor_line(page) == TOTAL_LINE
+    editor.press("Escape")
+    page.locator(".cs336-live-editor").wait_for(state="hidden")
+
+    # The failed run opens at its error step, showing the current code and the error.
+    banner.locator(".rf-show").click()
+    page.locator(".step-output .error").wait_for()
+    assert "trace=live_lecture.failed" in page.evaluate("location.href")
+    assert current_line(page) == TOTAL_LINE
+    assert "len(greeting) / 0" in page.locator(".code .line.current").inner_text()
+    assert "ZeroDivisionError" in page.locator(".step-output .error").inner_text()
+    assert "(failed run)" in page.locator("#title").inner_text()
+    assert banner.locator(".rf-back").is_visible()
 
     # Dismissed, it goes; the fix brings the good trace back everywhere.
-    page.go_back()
-    page.locator(".step-output .error").wait_for()
     banner.locator(".rf-close").click()
     assert not banner.is_visible()
     live.lecture.write_text(LECTURE)
@@ -253,7 +265,7 @@ def test_the_editor_is_a_pane_under_the_code_with_line_numbers(page, live):
     editor = page.locator(".cs336-live-text")
     editor.wait_for(state="visible")
     # It opens at the reader's line, which it marks; the code and the values stay in sight.
-    assert page.evaluate("document.querySelector('.ce-text').value.slice(0, document.querySelector('.ce-text').selectionStart).split('\\n').length") == TOTAL_LINE
+    assert editor_line(page) == TOTAL_LINE
     numbers = page.locator(".ce-numbers").inner_text().split()
     assert numbers[:3] == ["1", "2", "3"] and len(numbers) == len(LECTURE.split("\n"))
     mark = page.locator(".ce-current").bounding_box()

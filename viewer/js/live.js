@@ -192,7 +192,7 @@ class Live {
     this.generations = new Map(); // trace -> generation of the last finished re-trace seen
     this.awaiting = null; // the trace whose re-trace the editor started
     this.editor = new Editor(this);
-    this.failure = new RetraceFailure(viewer, token ? (trace, line) => this.editor.open(trace, line) : null);
+    this.failure = new RetraceFailure(viewer, token ? (trace, line) => this.editAt(trace, line) : null);
     this.button = el('button', { type: 'button', class: 'cs336-live-edit', text: 'Edit',
       title: 'Edit this lecture and re-trace it (e)', hidden: true, onclick: () => this.edit() });
     viewer.toolbar?.append(this.button);
@@ -230,6 +230,12 @@ class Live {
       return;
     }
     this.editor.open(trace);
+  }
+
+  /** Open the editor on `trace` at `line`, first opening the lecture (the editor lives under its code). */
+  editAt(trace, line) {
+    if (lectureOf(viewer.currentTrace()) !== trace) viewer.go(trace, null);
+    this.editor.open(trace, line);
   }
 
   /** POST with the token; {ok: true} or {ok: false, error: reason}. */
