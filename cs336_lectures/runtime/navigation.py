@@ -127,8 +127,10 @@ class TraceModel:
         # One entry per highlighted line, as the viewer counts them (a final newline adds none).
         self.lines = [(file["source"].split("\n") + [""] * len(file["html"]))[:len(file["html"])]
                       for file in self.files]
-        heads = [statement_heads(lines) for lines in self.lines]
-        hidden = [set(file.get("hidden", ())) for file in self.files]
+        self.heads = [statement_heads(lines) for lines in self.lines]
+        heads = self.heads
+        self.hidden = [set(file.get("hidden", ())) for file in self.files]
+        hidden = self.hidden
         self.frame_root = []
         for c, call in enumerate(self.calls):
             self.frame_root.append(c if len(call) < 3 else self.frame_root[call[2]])
@@ -136,8 +138,10 @@ class TraceModel:
         self.step_file = [self.functions[self.calls[step[0]][0]][0] for step in self.steps]
         self.step_hidden = [step[1] in hidden[file] for step, file in zip(self.steps, self.step_file)]
         statement = [(file, heads[file][step[1]]) for step, file in zip(self.steps, self.step_file)]
-        renders = {statement[s] for s in range(len(self.steps))
-                   if not self.step_hidden[s] and self.extras(s).get("r")}
+        # Statements (file, first line) that render: the code view shows them as their renderings.
+        self.rendering_statements = {statement[s] for s in range(len(self.steps))
+                                     if not self.step_hidden[s] and self.extras(s).get("r")}
+        renders = self.rendering_statements
         n = len(self.steps)
         self.visible = [False] * n
         for s in range(n):
@@ -151,11 +155,14 @@ class TraceModel:
         self.stops = [s for s in range(n) if self.visible[s]]
         self.by_frame: dict[int, list[int]] = {}
         self.by_line: dict[tuple[int, int], list[int]] = {}
+        self.renders_by_line: dict[tuple[int, int], list[int]] = {}
         self.headings: list[Heading] = []
         seen: set[tuple] = set()
         for s in self.stops:
             self.by_frame.setdefault(self.frame_root[self.step_call[s]], []).append(s)
             self.by_line.setdefault((self.step_file[s], self.steps[s][1]), []).append(s)
+            if self.extras(s).get("r"):
+                self.renders_by_line.setdefault((self.step_file[s], self.steps[s][1]), []).append(s)
             for rendering in self.extras(s).get("r", ()):
                 for level, text, anchor in (rendering.get("headings") or ()):
                     key = (self.step_file[s], self.steps[s][1], anchor, text)
@@ -260,6 +267,15 @@ class TraceModel:
         if above:
             return backward if backward >= 0 else forward
         return forward if forward >= 0 else backward
+
+    def rendering_step(self, file: int, line: int, s: int) -> int:
+        """The step whose renderings line (file, line) shows at step s: the latest at or before s
+        that rendered on it, else the first in the trace (what lies ahead reads like a document)."""
+        items = self.renders_by_line.get((file, line), [])
+        if not items:
+            return -1
+        i = bisect.bisect_right(items, s) - 1
+        return items[i] if i >= 0 else items[0]
 
     def heading_at(self, s: int) -> int:
         """Index into headings of the section s is in, or -1 before the first heading."""
