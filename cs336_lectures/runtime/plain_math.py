@@ -18,7 +18,7 @@ SYMBOLS = {
     "ne": "≠", "neq": "≠", "approx": "≈", "sim": "~", "propto": "∝", "equiv": "≡", "infty": "∞",
     "to": "→", "rightarrow": "→", "leftarrow": "←", "Rightarrow": "⇒", "mapsto": "↦", "in": "∈",
     "notin": "∉", "subset": "⊂", "cup": "∪", "cap": "∩", "forall": "∀", "exists": "∃", "partial": "∂",
-    "nabla": "∇", "sum": "Σ", "prod": "Π", "int": "∫", "log": "log", "exp": "exp", "max": "max",
+    "nabla": "∇", "ell": "ℓ", "sum": "Σ", "prod": "Π", "int": "∫", "log": "log", "exp": "exp", "max": "max",
     "min": "min", "arg": "arg", "dots": "…", "ldots": "…", "cdots": "⋯", "quad": "  ", "qquad": "    ",
     "alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε", "zeta": "ζ",
     "eta": "η", "theta": "θ", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ", "pi": "π",

@@ -354,7 +354,7 @@ class Session:
                           no_color="NO_COLOR" in os.environ, color_system=None if "NO_COLOR" in os.environ else "standard")
 
         def lines_of(renderable: RenderableType) -> list[str]:
-            console.print(renderable)
+            console.print(Group(renderable))  # in a Group, a Text keeps its own no_wrap and overflow
             text = console.file.getvalue()
             console.file.seek(0)
             console.file.truncate()
