@@ -199,3 +199,16 @@ def test_no_color_in_the_interactive_viewer(traced):
     finally:
         if terminal.process.poll() is None:
             terminal.process.kill()
+
+
+def test_a_version_1_trace_shows_its_html_as_text(tmp_path):
+    import json
+
+    from viewer_support import demo_trace
+
+    (tmp_path / "demo.json").write_text(json.dumps(demo_trace()))
+    result = cli("show", "demo.json", "--section", "links and", "--width", "80", cwd=tmp_path, env={"NO_COLOR": "1"})
+    assert result.returncode == 0, result.stderr
+    assert "Links and images · main" in result.stdout and "<h2" not in result.stdout
+    assert "[plot: a rising line — inline in the trace]" in result.stdout
+    assert "[image: missing.png — unavailable: could not fetch missing.png: no such file]" in result.stdout

@@ -213,13 +213,13 @@ class _SourceReader:
         return Statement(function=WHOLE_RUN, first_line=0, last_line=0, code=f"{function}()")
 
     def without(self, tree: ast.Module, removed: list[ast.FunctionDef]) -> str:
-        """The module's text minus `removed` (with the comment block just above each) and
-        `if __name__ == "__main__":` blocks."""
+        """The module's text minus `removed` (with the comments above each: a section's banner
+        goes with the section) and `if __name__ == "__main__":` blocks."""
         drop: set[int] = set()
         for node in tree.body:
             if node in removed or _is_main_guard(node):
                 first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
-                first = self._comments_start(0, first)
+                first = self._comments_start(0, first, across_blank_lines=True)
                 drop.update(range(first, node.end_lineno + 1))
         kept = [line for number, line in enumerate(self.lines, start=1) if number not in drop]
         text = "\n".join(kept).strip("\n")
@@ -227,11 +227,17 @@ class _SourceReader:
             text = text.replace("\n\n\n\n", "\n\n\n")
         return text
 
-    def _comments_start(self, after: int, first: int) -> int:
-        """The first line of the comment block directly above line `first` (no blank line between)."""
+    def _comments_start(self, after: int, first: int, across_blank_lines: bool = False) -> int:
+        """The first line of the comment block above line `first`, no blank line between (or,
+        `across_blank_lines`, the comments and blank lines back to the code above)."""
         start = first
-        while start - 1 > after and self.lines[start - 2].lstrip().startswith("#"):
+        while start - 1 > after:
+            above = self.lines[start - 2].strip()
+            if not (above.startswith("#") or (across_blank_lines and not above)):
+                break
             start -= 1
+        while across_blank_lines and start < first and not self.lines[start - 1].strip():
+            start += 1
         return start
 
     def _dedented(self, start: int, end: int, indent: int) -> str:
