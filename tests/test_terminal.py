@@ -211,4 +211,5 @@ def test_a_version_1_trace_shows_its_html_as_text(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "Links and images · main" in result.stdout and "<h2" not in result.stdout
     assert "[plot: a rising line — inline in the trace]" in result.stdout
-    assert "[image: missing.png — unavailable: could not fetch missing.png: no such file]" in result.stdout
+    assert "[image: missing.png — unavailable: could not fetch missing.png" in result.stdout
+    assert "secret = 42" not in result.stdout  # a @hide line
