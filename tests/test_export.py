@@ -4,6 +4,7 @@ display inline in a kernel and stay silent in plain Python."""
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import os
@@ -144,7 +145,7 @@ def test_primitives_display_inline_in_a_kernel(tmp_path, monkeypatch):
     assert data[1][0]["text/markdown"] == "[BPE](https://arxiv.org/abs/1508.07909) (Sennrich; 2015)"
     assert data[2][0]["text/markdown"].startswith("`merge`:\n\n```python\ndef merge(")
     assert data[3][0]["image/svg+xml"].lstrip().startswith("<?xml")
-    assert data[4][0]["image/png"] == __import__("base64").b64encode(png).decode()
+    assert data[4][0]["image/png"] == base64.b64encode(png).decode()
     assert notebook.cells[4].outputs[0].metadata == {"image/png": {"width": 40}}
     assert data[5] == [{"text/plain": "ratio = 2.5"}]
 
@@ -169,7 +170,7 @@ def test_bad_input_gets_one_line(tmp_path):
     (tmp_path / "notes.json").write_text('{"format": "something"}')
     for args, message in [
         (["export", str(tmp_path / "missing.json")], f"{tmp_path / 'missing.json'}: no such trace file"),
-        (["export", str(tmp_path / "notes.json")], f"{tmp_path / 'notes.json'}: not a cs336-lectures-trace file"),
+        (["export", str(tmp_path / "notes.json")], f"{tmp_path / 'notes.json'}: not a cs336-lectures-trace file (format 'something')"),
         (["export", str(tmp_path / "broken.py")], f"{tmp_path / 'broken.py'}:1: syntax error: invalid syntax"),
     ]:
         result = cli(*args)

@@ -28,11 +28,16 @@ __all__ = ["kernel_recorder", "rendering_bundle", "show_values", "values_bundle"
 RASTER_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")  # base64 in a notebook; SVG is text
 
 
-def kernel_recorder() -> KernelRecorder | None:
-    """A recorder that displays renderings, when this process is an IPython kernel; else None."""
+def in_kernel() -> bool:
+    """Whether this process is an IPython kernel (never importing IPython to find out)."""
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
-    return KernelRecorder() if getattr(shell, "kernel", None) is not None else None
+    return getattr(shell, "kernel", None) is not None
+
+
+def kernel_recorder() -> KernelRecorder | None:
+    """A recorder that displays renderings, when this process is an IPython kernel; else None."""
+    return KernelRecorder() if in_kernel() else None
 
 
 class InlineAssets:
@@ -75,7 +80,7 @@ def show_values(**values: Any) -> None:
 
     encoder = ValueEncoder()
     text = format_values({name: encoder.encode(value) for name, value in values.items()})
-    if kernel_recorder() is None:
+    if not in_kernel():
         print(text)
         return
     from IPython.display import display

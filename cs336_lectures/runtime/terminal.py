@@ -30,6 +30,7 @@ from typing import Iterator
 from rich.console import Console, Group, RenderableType
 from rich.markdown import Markdown
 from rich.rule import Rule
+from rich.segment import Segment
 from rich.syntax import Syntax
 from rich.text import Text
 
@@ -247,8 +248,6 @@ class _Gutter:
         self.number, self.current, self.body = number, current, body
 
     def __rich_console__(self, console: Console, options):
-        from rich.segment import Segment
-
         gutter = f"{MARK if self.current else ' '}{self.number:>5} ┃ "
         style = console.get_style("bold yellow" if self.current else "dim")
         lines = [_rstripped(line) for line in console.render_lines(
@@ -265,8 +264,6 @@ class _Gutter:
 
 def _rstripped(line: list) -> list:
     """A rendered line without its trailing padding (markdown pads to the full width)."""
-    from rich.segment import Segment
-
     line = list(line)
     while line and not line[-1].text.rstrip():
         line.pop()

@@ -83,6 +83,17 @@ class Trace:
 def load_trace(path: str | os.PathLike) -> Trace:
     """Read a trace file written by `cs336-lectures trace`; TraceFormatError if it is not one."""
     path = Path(path)
+    raw = read_trace_json(path)
+    try:
+        steps = _expand_steps(raw)
+    except (KeyError, IndexError, TypeError, ValueError) as error:
+        raise TraceFormatError(f"{path}: malformed trace: {error!r}") from None
+    return Trace(header=raw["header"], files=raw["files"], steps=steps)
+
+
+def read_trace_json(path: Path) -> dict:
+    """The trace's JSON as written, once its format and version are checked (for readers that
+    index the raw steps themselves: the terminal viewer, the notebook export)."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
@@ -97,11 +108,7 @@ def load_trace(path: str | os.PathLike) -> Trace:
         raise TraceFormatError(
             f"{path}: trace version {raw.get('version')!r} is not supported (this reader knows versions {known})"
         )
-    try:
-        steps = _expand_steps(raw)
-    except (KeyError, IndexError, TypeError, ValueError) as error:
-        raise TraceFormatError(f"{path}: malformed trace: {error!r}") from None
-    return Trace(header=raw["header"], files=raw["files"], steps=steps)
+    return raw
 
 
 def _expand_steps(raw: dict) -> list[Step]:
