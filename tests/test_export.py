@@ -16,6 +16,7 @@ import pytest
 
 from cs336_lectures.runtime.cells import lay_out
 from cs336_lectures.runtime.export import build_notebook
+from cs336_lectures.runtime.notebook import jupyter_markdown
 from viewer_support import demo_trace
 
 nbformat = pytest.importorskip("nbformat")
@@ -63,7 +64,7 @@ def test_every_lecture_exports_a_valid_notebook_that_reads_without_running(trace
     shown = markdown + "".join(output.get("data", {}).get("text/markdown", "")
                                for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs)
     for source in markdown_sources(trace):  # every text() shows, its $math$ kept for Jupyter to render
-        assert source in shown
+        assert jupyter_markdown(source) in shown
     assert "$" in markdown
     plots = [output for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs
              if "image/svg+xml" in output.get("data", {})]
@@ -75,6 +76,15 @@ def test_every_lecture_exports_a_valid_notebook_that_reads_without_running(trace
     assert values and all(" = " in value for value in values)
     setup = notebook.cells[2]
     assert setup.metadata["jupyter"]["source_hidden"] and "def main" not in setup.source
+
+
+def test_dollars_that_are_money_are_escaped_for_jupyter(exported):
+    assert jupyter_markdown("plans $500 now, $125 a year") == "plans \\$500 now, \\$125 a year"
+    kept = "costs $6 N D$ FLOPs, `echo $HOME $PATH`, $$a + b$$, \\$5\n\n$$\nx^2\n$$\n"
+    assert jupyter_markdown(kept) == kept
+    markdown = "".join(cell.source for cell in nbformat.read(exported / "lecture_01.ipynb", as_version=4).cells)
+    assert "plans \\$500 billion over 4 years, \\$125 billion a year" in markdown
+    assert "$$\\text{accuracy} = \\text{efficiency} \\times \\text{resources}$$" in markdown
 
 
 def test_markdown_export_has_text_code_values_and_images(exported):

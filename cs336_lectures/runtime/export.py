@@ -29,7 +29,8 @@ from typing import Any
 from cs336_lectures.runtime.atomic import write_bytes_atomically
 from cs336_lectures.runtime.cells import WHOLE_RUN, Layout, Statement, lay_out
 from cs336_lectures.runtime.navigation import TraceModel, read_trace
-from cs336_lectures.runtime.notebook import data_url_bytes, definition_at, rendering_bundle, values_bundle
+from cs336_lectures.runtime.notebook import (data_url_bytes, definition_at, jupyter_markdown, rendering_bundle,
+                                              values_bundle)
 from cs336_lectures.runtime.trace_format import TraceFormatError
 
 PROG = "cs336-lectures export"
@@ -258,8 +259,8 @@ class _Outputs:
             for rendering in self.model.extras(s).get("r", ()):
                 if rendering.get("type") == "markdown" and "source" in rendering:
                     text = rendering["source"]
-                    return f"```\n{text}\n```" if rendering.get("verbatim") else text
-        return f"```\n{statement.markdown}\n```" if statement.verbatim else statement.markdown
+                    return f"```\n{text}\n```" if rendering.get("verbatim") else jupyter_markdown(text)
+        return f"```\n{statement.markdown}\n```" if statement.verbatim else jupyter_markdown(statement.markdown)
 
     def of(self, statements: list[Statement]) -> list:
         """The outputs of a code cell holding `statements`, in the order the run produced them."""

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from cs336_lectures.runtime.assets import MIME_TYPES, download, normalize_suffix, sniff_image_suffix
+from cs336_lectures.runtime.math_spans import rewrite_math
 
 __all__ = ["kernel_recorder", "rendering_bundle", "show_values", "values_bundle"]
 
@@ -104,7 +105,7 @@ def rendering_bundle(rendering: dict, asset_bytes: Callable[[str], bytes],
         if "source" not in rendering:  # a version-1 trace kept only the HTML
             return {"text/html": rendering["html"], "text/plain": rendering["html"]}, {}
         source = rendering["source"]
-        markdown = f"```\n{source}\n```" if rendering.get("verbatim") else source
+        markdown = f"```\n{source}\n```" if rendering.get("verbatim") else jupyter_markdown(source)
         return {"text/markdown": markdown, "text/plain": source}, {}
     if kind == "link":
         return _link_bundle(rendering, definition), {}
@@ -121,6 +122,12 @@ def rendering_bundle(rendering: dict, asset_bytes: Callable[[str], bytes],
     width = rendering.get("width")
     metadata = {mime: {"width": width}} if isinstance(width, (int, float)) else {}
     return {mime: base64.b64encode(data).decode("ascii"), "text/plain": f"[image: {alt}]"}, metadata
+
+
+def jupyter_markdown(source: str) -> str:
+    """`source` for Jupyter (or GitHub): formulas kept, and each dollar our renderer reads as a
+    dollar sign escaped, since they take any two dollars for a formula ("$500 now, $125 later")."""
+    return rewrite_math(source, formula=lambda markup, latex: f"{markup}{latex}{markup}", dollar="\\$")
 
 
 def _link_bundle(rendering: dict, definition: Callable[[int, int], str]) -> dict:

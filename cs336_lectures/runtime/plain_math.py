@@ -1,9 +1,10 @@
 """The math of a lecture's markdown as readable plain text, for a terminal.
 
-`$...$` and `$$...$$` spans lose their dollars and their LaTeX turns into Unicode where a
-character exists (`\\times` ×, `\\alpha` α, `x^2` x², `\\frac{a}{b}` (a)/(b), `\\sqrt{x}` √(x)),
-and into its argument otherwise (`\\text{loss}` loss). Text outside math is left alone, as are
-code spans, so that `$` in code stays a dollar.
+Formulas (`$...$` and `$$...$$`, found as our renderer finds them: math_spans.py) lose their
+dollars, and their LaTeX turns into Unicode where a character exists (`\\times` ×, `\\alpha` α,
+`x^2` x², `\\frac{a}{b}` (a)/(b), `\\sqrt{x}` √(x)) and into its argument otherwise
+(`\\text{loss}` loss). Text outside formulas is left alone: code spans, and the dollars of
+"$5 and $10".
 
     >>> plain_math("Each token costs $6 \\\\times N$ FLOPs, $\\\\alpha \\\\le 1$")
     'Each token costs 6 × N FLOPs, α ≤ 1'
@@ -12,6 +13,8 @@ code spans, so that `$` in code stays a dollar.
 from __future__ import annotations
 
 import re
+
+from cs336_lectures.runtime.math_spans import rewrite_math
 
 SYMBOLS = {
     "times": "×", "cdot": "·", "div": "÷", "pm": "±", "le": "≤", "leq": "≤", "ge": "≥", "geq": "≥",
@@ -30,19 +33,12 @@ SUPERSCRIPTS = str.maketrans("0123456789+-=()n", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺
 SUBSCRIPTS = str.maketrans("0123456789+-=()", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎")
 ARGUMENT_COMMANDS = ("text", "mathrm", "mathbf", "mathit", "mathcal", "operatorname", "textbf", "boldsymbol", "mbox")
 
-MATH = re.compile(r"(`+)(.+?)\1|\$\$(.+?)\$\$|(?<![\\\w$])\$(?!\s)([^$\n]+?)(?<!\s)\$(?![\w$])", re.DOTALL)
 GROUP = r"\{((?:[^{}]|\{[^{}]*\})*)\}"  # a braced group, one level of nesting inside
 
 
 def plain_math(markdown: str) -> str:
-    """`markdown` with every math span written as plain text (code spans untouched)."""
-
-    def replace(match: re.Match) -> str:
-        if match.group(1):
-            return match.group(0)
-        return latex_text(match.group(3) if match.group(3) is not None else match.group(4))
-
-    return MATH.sub(replace, markdown)
+    """`markdown` with every formula written as plain text (code spans and plain dollars untouched)."""
+    return rewrite_math(markdown, formula=lambda markup, latex: latex_text(latex), dollar="$")
 
 
 def latex_text(latex: str) -> str:
