@@ -252,3 +252,19 @@ def test_layout_flattens_sections_that_run_the_same_at_the_top_level():
     assert [s.code for s in layout.statements[6:]] == ["early()", "shadowing()", "intro_again = 1"]
     assert "def early" in layout.setup and "def intro" not in layout.setup and "__main__" not in layout.setup
     assert "def shadowing" in layout.setup and "LIMIT = 3" in layout.setup
+
+
+def test_a_lecture_without_main_is_laid_out_as_its_top_level(tmp_path):
+    (tmp_path / "toplevel.py").write_text(
+        'from cs336_lectures import text\n\ntext("# Top level only")\nx = 2 + 3  # @inspect x\n'
+        'for i in range(2):\n    print("i is", i)\ntext("Done: $x = 5$, for $5")\n')
+    result = cli("export", "toplevel.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    notebook = nbformat.read(tmp_path / "toplevel.ipynb", as_version=4)
+    cells = [(cell.cell_type, cell.source) for cell in notebook.cells[2:]]  # no setup cell: all of it is the lecture
+    assert cells == [("code", "from cs336_lectures import text"), ("markdown", "# Top level only"),
+                     ("code", "x = 2 + 3  # @inspect x\nshow_values(x=x)"),
+                     ("code", 'for i in range(2):\n    print("i is", i)'),
+                     ("markdown", "Done: $x = 5$, for \\$5")]
+    assert notebook.cells[4].outputs[0].data == {"text/plain": "x = 5"}
+    assert notebook.cells[5].outputs[0].text == "i is 0\ni is 1\n"

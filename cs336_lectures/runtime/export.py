@@ -22,7 +22,6 @@ import hashlib
 import json
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -202,13 +201,6 @@ def _show_values_call(names: tuple[str, ...]) -> str:
     return "show_values(**{" + ", ".join(f"{json.dumps(name)}: {name}" for name in names) + "})"
 
 
-@dataclass
-class _Span:
-    first_line: int
-    last_line: int
-    index: int  # into layout.statements
-
-
 class _Outputs:
     """Which steps each statement's cell stands for, and the notebook outputs they produced."""
 
@@ -217,10 +209,12 @@ class _Outputs:
         self.layout = layout
         self.trace_folder = trace_folder
         self.position = {id(statement): index for index, statement in enumerate(layout.statements)}
-        spans: dict[str, list[_Span]] = {}
-        for index, statement in enumerate(layout.statements):
-            spans.setdefault(statement.function, []).append(_Span(statement.first_line, statement.last_line, index))
-        whole_run = spans.get(WHOLE_RUN)
+        spans: dict[str, list[Statement]] = {}  # function -> its laid-out statements, in line order
+        for statement in layout.statements:
+            spans.setdefault(statement.function, []).append(statement)
+        first_lines = {function: [statement.first_line for statement in statements]
+                       for function, statements in spans.items()}
+        whole_run = self.position[id(spans[WHOLE_RUN][0])] if WHOLE_RUN in spans else None
         # The calls whose bodies are laid out as statements (one each: a flattened function is called once).
         laid_out = {c for c in range(len(model.calls)) if model.function_name(c) in spans
                     and model.functions[model.calls[c][0]][0] == lecture_file}
@@ -230,10 +224,11 @@ class _Outputs:
         for s in range(model.num_steps):
             anchor = self._anchor(s, laid_out, anchors)
             if anchor is None:
-                index = whole_run[0].index if whole_run else None
+                index = whole_run
             else:
                 call, step = anchor
-                index = self._statement_at(spans[model.function_name(call)], model.line_of(step))
+                function = model.function_name(call)
+                index = self._statement_at(spans[function], first_lines[function], model.line_of(step))
                 if index is not None and step == s:
                     self.last_own_step[index] = s
             if index is not None:
@@ -248,10 +243,10 @@ class _Outputs:
             anchors[call] = None if parent_step < 0 else self._anchor(parent_step, laid_out, anchors)
         return anchors[call]
 
-    @staticmethod
-    def _statement_at(spans: list[_Span], line: int) -> int | None:
-        i = bisect.bisect_right([span.first_line for span in spans], line) - 1
-        return spans[i].index if i >= 0 and spans[i].last_line >= line else None
+    def _statement_at(self, statements: list[Statement], first_lines: list[int], line: int) -> int | None:
+        """The index of the statement (of one function's) holding `line`, or None (a line between them)."""
+        i = bisect.bisect_right(first_lines, line) - 1
+        return self.position[id(statements[i])] if i >= 0 and statements[i].last_line >= line else None
 
     def markdown_of(self, statement: Statement) -> str:
         """The text a `text()` statement showed: the trace's markdown, else the literal (it never ran)."""

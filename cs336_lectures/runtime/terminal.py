@@ -17,6 +17,7 @@ framework would add a dependency and its own event loop for a screen that has no
 from __future__ import annotations
 
 import argparse
+import bisect
 import io
 import os
 import re
@@ -127,7 +128,7 @@ class StepView:
         stack = " › ".join(model.function_name(model.step_call[t]) for t in model.stack(s))
         heading = model.heading_at(s)
         section = f"{model.headings[heading].text} · " if heading >= 0 else ""
-        position = f"step {s} ({model.stops.index(s) + 1} of {len(model.stops)} stops)"
+        position = f"step {s} ({bisect.bisect_left(model.stops, s) + 1} of {len(model.stops)} stops)"
         where = f"{model.files[model.step_file[s]]['path']}:{model.line_of(s)}"
         return Group(Rule(f"{model.header.get('title', self.name)} · {position}", style="bold"),
                      Text(f"{section}{stack} · {where}", style="dim", overflow="ellipsis", no_wrap=True))
