@@ -50,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", metavar="OUT",
                         help="the file to write (default: beside the input, named after the trace)")
     parser.add_argument("--section", metavar="NAME", help="for a lecture: trace only this top-level function")
-    parser.add_argument("--seed", type=int, default=0, metavar="N",
+    parser.add_argument("--seed", type=int, metavar="N",
                         help="for a lecture: the seed for random, numpy and torch (default: 0)")
 
 
@@ -60,10 +60,10 @@ def run(args: argparse.Namespace) -> int:
     source = Path(args.input)
     try:
         if source.suffix == ".py":
-            path, status = export_lecture(source, fmt, args.output and Path(args.output), args.section, args.seed)
+            path, status = export_lecture(source, fmt, args.output and Path(args.output), args.section, args.seed or 0)
         else:
-            if args.section is not None:
-                raise ExportError("--section applies to a lecture; a trace is exported as it was traced")
+            if args.section is not None or args.seed is not None:
+                raise ExportError("--section and --seed apply to a lecture; a trace is exported as it was traced")
             path, status = export_trace(source, fmt, args.output and Path(args.output))
     except (ExportError, TraceFormatError) as error:
         print(f"{PROG}: error: {error}", file=sys.stderr)
