@@ -44,6 +44,7 @@ def add(a, b):
     return c
 '''
 FRAME_STEP = re.compile(r"step (\d+) \(")
+ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 COLOR = re.compile(r"\x1b\[[0-9;]*(3[0-9]|9[0-7])(;[0-9]+)*m")
 
 
@@ -213,3 +214,22 @@ def test_a_version_1_trace_shows_its_html_as_text(tmp_path):
     assert "[plot: a rising line — inline in the trace]" in result.stdout
     assert "[image: missing.png — unavailable: could not fetch missing.png" in result.stdout
     assert "secret = 42" not in result.stdout  # a @hide line
+
+
+def test_the_frame_follows_the_terminal_size(traced):
+    import signal
+
+    terminal = Terminal(traced, env={"NO_COLOR": "1"})
+    try:
+        frame = ESCAPE.sub("", terminal.wait_for(r"q quit")).replace("\r", "")
+        assert max(len(line) for line in frame.split("\n")) == 80
+        fcntl.ioctl(terminal.master, termios.TIOCSWINSZ, struct.pack("HHHH", 20, 60, 0, 0))
+        terminal.process.send_signal(signal.SIGWINCH)  # the viewer has no controlling terminal to get it from
+        frame = ESCAPE.sub("", terminal.wait_for(r"^─{5,}.{0,50}─\r?\n")).replace("\r", "")
+        assert max(len(line) for line in frame.split("\n")) == 60 and frame.count("\n") == 19
+        terminal.process.send_signal(signal.SIGINT)  # Ctrl-C (the pty is not its controlling terminal)
+        assert terminal.close() == 130
+        assert "Traceback" not in terminal.screen
+    finally:
+        if terminal.process.poll() is None:
+            terminal.process.kill()

@@ -21,7 +21,9 @@ import bisect
 import io
 import os
 import re
+import select
 import shutil
+import signal
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -286,18 +288,28 @@ class Session:
         self.last_search = ""
 
     def run(self) -> int:
+        resized = []  # SIGWINCH: the terminal changed size, so the frame is drawn again
+
+        previous_handler = signal.signal(signal.SIGWINCH, lambda signum, frame: resized.append(True))
         with _cbreak(sys.stdin.fileno()):
             sys.stdout.write(ALTERNATE_SCREEN[0])
             try:
                 while True:
+                    resized.clear()  # before drawing: a resize during the draw draws again
                     self.draw()
-                    key = _read_key(sys.stdin.fileno())
-                    if key in ("q", "\x03", "\x04", ""):  # q, Ctrl-C, Ctrl-D, end of input
+                    key = _wait_for_key(sys.stdin.fileno(), resized)
+                    if key in ("q", "\x04", ""):  # q, Ctrl-D, end of input
                         return 0
-                    self.act(key)
+                    if key == "\x03":  # Ctrl-C read as a key (a terminal without signals)
+                        return 130
+                    if key is not None:
+                        self.act(key)
+            except KeyboardInterrupt:  # Ctrl-C quits too, without a traceback
+                return 130
             finally:
                 sys.stdout.write(ALTERNATE_SCREEN[1])
                 sys.stdout.flush()
+                signal.signal(signal.SIGWINCH, previous_handler)
 
     def act(self, key: str) -> None:
         model, s = self.model, self.step
@@ -373,7 +385,7 @@ class Session:
         start = max(0, min(current_at - room // 3, len(code) - room))
         code = code[start:start + room]
         code += [""] * (room - len(code))
-        sys.stdout.write(CLEAR + "\r\n".join(header + code + details + status))
+        sys.stdout.write(CLEAR + "\n".join(header + code + details + status))  # the tty adds the \r
         sys.stdout.flush()
 
 
@@ -391,6 +403,14 @@ def _cbreak(fd: int) -> Iterator[None]:
         termios.tcsetattr(fd, termios.TCSADRAIN, saved)
 
 
+def _wait_for_key(fd: int, resized: list) -> str | None:
+    """The next key, or None as soon as `resized` fills (the frame must be redrawn first)."""
+    while not select.select([fd], [], [], 0.25)[0]:
+        if resized:
+            return None
+    return _read_key(fd)
+
+
 def _read_key(fd: int) -> str:
     """One key press: a character, or an escape sequence (arrows) read whole; '' at end of input."""
     data = os.read(fd, 1)
@@ -398,8 +418,6 @@ def _read_key(fd: int) -> str:
         data += os.read(fd, 1 if data[0] < 0xE0 else 2 if data[0] < 0xF0 else 3)
     if data != b"\x1b":
         return data.decode("utf-8", "replace")
-    import select
-
     while select.select([fd], [], [], 0.05)[0]:  # the rest of an escape sequence follows at once
         data += os.read(fd, 1)
         if data[-1:].isalpha() or data[-1:] == b"~":
