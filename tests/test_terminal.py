@@ -101,6 +101,8 @@ def test_section_and_errors(traced):
     assert result.returncode == 2
     assert result.stderr.strip() == ("cs336-lectures show: error: no function or heading 'nowhere' in the trace "
                                      "(functions: add, main)")
+    result = cli("show", str(traced), "--width", "5", cwd=traced.parent)
+    assert result.returncode == 2 and "argument --width: must be a number of columns, at least 30, not '5'" in result.stderr
     result = cli("show", "missing.json", cwd=traced.parent)
     assert result.returncode == 2 and result.stderr.strip() == "cs336-lectures show: error: missing.json: no such trace file"
 

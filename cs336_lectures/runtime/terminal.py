@@ -65,7 +65,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     where.add_argument("--step", type=int, metavar="N", help="print step N (the nearest stop to it) and exit")
     where.add_argument("--section", metavar="NAME",
                        help="print the first step of the function NAME, or of the heading containing NAME, and exit")
-    parser.add_argument("--width", type=int, metavar="COLUMNS", help="draw for this many columns (default: the terminal's)")
+    parser.add_argument("--width", type=_columns, metavar="COLUMNS",
+                        help="draw for this many columns, at least 30 (default: the terminal's)")
+
+
+def _columns(text: str) -> int:
+    if not text.isdigit() or int(text) < 30:
+        raise argparse.ArgumentTypeError(f"must be a number of columns, at least 30, not {text!r}")
+    return int(text)
 
 
 def run(args: argparse.Namespace) -> int:
