@@ -29,6 +29,8 @@ DELEGATED = {  # subcommand -> (module defining add_arguments(parser) and run(ar
     "serve": ("cs336_lectures.runtime.server", "serve the viewer and traces; re-trace lectures when they change"),
     "build": ("cs336_lectures.runtime.site", "export the viewer and traces as a static site"),
     "import": ("cs336_lectures.runtime.course_import", "convert traces published by the Stanford course into ours"),
+    "export": ("cs336_lectures.runtime.export", "write a lecture or a trace as a Jupyter notebook or markdown"),
+    "show": ("cs336_lectures.runtime.terminal", "show a trace in the terminal, step by step"),
 }
 
 TRACE_DESCRIPTION = """\
@@ -53,7 +55,7 @@ or --timeout (its trace is written, ending where it stopped); 2 a lecture could 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line (sys.argv[1:] when `argv` is None); returns the exit status."""
-    if argv is None and sys.argv[1:2] == ["trace"]:
+    if argv is None and sys.argv[1:2] in (["trace"], ["export"]):  # export traces a lecture first
         _fix_hash_seed()
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)

@@ -67,8 +67,8 @@ def _check_format(data: object, path: Path) -> dict:
     if data.get("format") != FORMAT:
         raise SiteError(f"{path}: not a trace (format is {data.get('format')!r}, expected {FORMAT!r})")
     if data.get("version") not in READABLE_VERSIONS:
-        raise SiteError(f"{path}: trace version {data.get('version')!r} is not supported "
-                        f"(this build reads versions {', '.join(map(str, READABLE_VERSIONS))})")
+        known = ", ".join(map(str, READABLE_VERSIONS))
+        raise SiteError(f"{path}: trace version {data.get('version')!r} is not supported (this build reads versions {known})")
     header = data.get("header")
     if not isinstance(header, dict):
         raise SiteError(f"{path}: the trace has no header")

@@ -103,6 +103,18 @@ class Trace:
 def load_trace(path: str | os.PathLike) -> Trace:
     """Read a trace file written by `cs336-lectures trace`; TraceFormatError if it is not one."""
     path = Path(path)
+    raw = read_trace_json(path)
+    try:
+        steps = _expand_steps(raw)
+        solutions = _solutions(raw, steps)
+    except (KeyError, IndexError, TypeError, ValueError) as error:
+        raise TraceFormatError(f"{path}: malformed trace: {error!r}") from None
+    return Trace(header=raw["header"], files=raw["files"], steps=steps, solutions=solutions)
+
+
+def read_trace_json(path: Path) -> dict:
+    """The trace's JSON as written, once its format and version are checked (for readers that
+    index the raw steps themselves: the terminal viewer, the notebook export)."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
@@ -113,16 +125,11 @@ def load_trace(path: str | os.PathLike) -> Trace:
         found = raw.get("format") if isinstance(raw, dict) else type(raw).__name__
         raise TraceFormatError(f"{path}: not a {FORMAT} file (format {found!r})")
     if raw.get("version") not in READABLE_VERSIONS:
+        known = ", ".join(map(str, READABLE_VERSIONS))
         raise TraceFormatError(
-            f"{path}: trace version {raw.get('version')!r} is not supported (this reader knows versions "
-            f"{', '.join(map(str, READABLE_VERSIONS))})"
+            f"{path}: trace version {raw.get('version')!r} is not supported (this reader knows versions {known})"
         )
-    try:
-        steps = _expand_steps(raw)
-        solutions = _solutions(raw, steps)
-    except (KeyError, IndexError, TypeError, ValueError) as error:
-        raise TraceFormatError(f"{path}: malformed trace: {error!r}") from None
-    return Trace(header=raw["header"], files=raw["files"], steps=steps, solutions=solutions)
+    return raw
 
 
 def _solutions(raw: dict, steps: list[Step]) -> list[Solution]:

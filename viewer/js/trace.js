@@ -13,7 +13,7 @@
 import { readSolutions } from './solution.js';
 
 const FORMAT = 'cs336-lectures-trace';
-const VERSIONS = [1, 2]; // version 2 only adds optional fields
+const READABLE_VERSIONS = [1, 2]; // version 2 only adds optional fields
 const SNAPSHOT_EVERY = 64;
 /** A step number later than any step: "never runs" sorts after every real step. */
 export const NEVER = 0x7fffffff;
@@ -166,8 +166,8 @@ function checkTop(data) {
   if (data.format !== FORMAT) {
     fail(`This is not a cs336-lectures trace: its format is ${JSON.stringify(data.format ?? null)}, expected "${FORMAT}".`);
   }
-  if (!VERSIONS.includes(data.version)) {
-    fail(`This trace has version ${JSON.stringify(data.version ?? null)}, but this viewer reads versions ${VERSIONS.join(' and ')}. Trace the lecture again with this version of cs336-lectures.`);
+  if (!READABLE_VERSIONS.includes(data.version)) {
+    fail(`This trace has version ${JSON.stringify(data.version ?? null)}, but this viewer reads versions ${READABLE_VERSIONS.join(', ')}. Trace the lecture again with this version of cs336-lectures.`);
   }
   if (!data.header || typeof data.header !== 'object') fail('Malformed trace: the "header" is missing.');
   for (const key of ['files', 'functions', 'calls', 'steps']) {
