@@ -82,7 +82,11 @@ def test_dollars_that_are_money_are_escaped_for_jupyter(exported):
     assert jupyter_markdown("plans $500 now, $125 a year") == "plans \\$500 now, \\$125 a year"
     kept = "costs $6 N D$ FLOPs, `echo $HOME $PATH`, $$a + b$$, \\$5\n\n$$\nx^2\n$$\n"
     assert jupyter_markdown(kept) == kept
-    markdown = "".join(cell.source for cell in nbformat.read(exported / "lecture_01.ipynb", as_version=4).cells)
+    cells = nbformat.read(exported / "lecture_01.ipynb", as_version=4).cells
+    # Literal text() becomes markdown cells; an f-string's text is a display output of its code cell.
+    markdown = "".join(cell.source for cell in cells) + "".join(
+        output["data"]["text/markdown"] for cell in cells for output in cell.get("outputs", [])
+        if "text/markdown" in output.get("data", {}))
     assert "plans \\$500 billion over 4 years, \\$125 billion a year" in markdown
     assert "$$\\text{accuracy} = \\text{efficiency} \\times \\text{resources}$$" in markdown
 

@@ -21,6 +21,7 @@ import contextlib
 import functools
 import inspect
 import io
+import linecache
 import math
 import os
 import re
@@ -430,11 +431,11 @@ def solution() -> Iterator[None]:
     ...     params = train_simple_bpe(string, num_merges=8)
     ...     text(f"At merge {merge_number}.")
     """
-    caller = sys._getframe(2)  # past contextmanager's __enter__
-    first_line, last_line = _with_body_lines(caller.f_code.co_filename, caller.f_lineno)
-    if _recorder is None:
+    if not _recording():
         yield
         return
+    caller = sys._getframe(2)  # past contextmanager's __enter__
+    first_line, last_line = _with_body_lines(caller.f_code.co_filename, caller.f_lineno)
     handle = _recorder.open_solution(caller.f_code.co_filename, first_line, last_line)
     try:
         yield
@@ -455,10 +456,11 @@ def _with_statements(path: str) -> dict[int, tuple[int, int]]:
 
     Parsed afresh on each call (a few milliseconds): the server re-traces a lecture after every save.
     """
+    # linecache rather than the file: it also holds the cells of an IPython kernel, which have no file.
+    linecache.checkcache(path)
     try:
-        with tokenize.open(path) as file:
-            tree = ast.parse(file.read(), path)
-    except (OSError, SyntaxError, UnicodeDecodeError):
+        tree = ast.parse("".join(linecache.getlines(path)), path)
+    except SyntaxError:
         return {}
     spans: dict[int, tuple[int, int]] = {}
     for node in ast.walk(tree):
