@@ -21,6 +21,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from cs336_lectures.runtime.atomic import write_bytes_atomically
+from cs336_lectures.runtime.passive_svg import make_passive
 
 INLINE_LIMIT = 8 * 1024  # bytes; smaller assets become data: URLs
 FETCH_TIMEOUT_S = 3.0  # per socket operation
@@ -68,6 +69,8 @@ class AssetStore:
             raise TypeError(f"asset data must be bytes, not {type(data).__name__}")
         data = bytes(data)
         suffix = normalize_suffix(suffix)
+        if suffix == "svg":  # opened on its own, an SVG is a document that could run script
+            data = make_passive(data)
         if len(data) < INLINE_LIMIT:
             mime = MIME_TYPES.get(suffix, "application/octet-stream")
             return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"

@@ -7,6 +7,7 @@
 
 import { el } from './dom.js';
 import { renderRenderings } from './renderings.js';
+import { sanitizedHtml } from './sanitize.js';
 import { NEVER, upper } from './trace.js';
 
 const CHUNK = 100; // units to a chunk
@@ -14,7 +15,8 @@ const LINE_HEIGHT = 21.6; // px, a code line (13.5px font, line-height 1.6)
 const BLOCK_HEIGHT = 80; // px, a guess for a rendering block
 
 function lineHtml(number, html, cls = 'line') {
-  return `<div class="${cls}" data-line="${number}"><a class="no" data-line="${number}">${number}</a><span class="src">${html || ' '}</span></div>`;
+  const source = sanitizedHtml(html); // highlighted by our renderer, but the trace may be hand-made
+  return `<div class="${cls}" data-line="${number}"><a class="no" data-line="${number}">${number}</a><span class="src">${source || ' '}</span></div>`;
 }
 
 export class CodeView {
