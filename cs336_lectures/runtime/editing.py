@@ -54,7 +54,7 @@ def read_source(path: Path) -> str:
 
 def encode_source(source: str) -> bytes:
     """`source` as bytes in the encoding its own coding comment declares; SourceError if it cannot be."""
-    encoding = declared_encoding(source.encode("utf-8", "surrogatepass"))
+    encoding = declared_encoding(source.encode("utf-8", "replace"))  # only the coding comment matters here
     try:
         return source.encode(encoding)
     except UnicodeEncodeError as error:
