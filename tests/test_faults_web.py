@@ -158,6 +158,50 @@ def test_a_hostile_trace_runs_no_script_on_a_static_host(strict_page, tmp_path, 
     assert page.dialogs == []
 
 
+def malformed_traces() -> dict[str, str]:
+    """Broken traces whose broken parts hold markup: the viewer quotes them in its error messages."""
+    good = hostile_trace()
+    bad_step = json.loads(json.dumps(good))
+    bad_step["steps"][0] = [EVIL_TEXT, EVIL_TEXT]
+    bad_files = json.loads(json.dumps(good))
+    bad_files["files"] = [{"path": EVIL_TEXT, "source": EVIL_TEXT, "html": EVIL_TEXT, "hidden": EVIL_TEXT}]
+    bad_call = json.loads(json.dumps(good))
+    bad_call["calls"][0] = [EVIL_TEXT, EVIL_TEXT]
+    bad_renderings = json.loads(json.dumps(good))
+    bad_renderings["steps"][0][2]["r"] = [{"type": EVIL_TEXT}, EVIL_TEXT, {"type": "markdown", "html": ["<img>"]},
+                                          {"type": "markdown", "html": EVIL_TEXT, "style": {"color": EVIL_TEXT}}]
+    return {
+        "bad_format": json.dumps(dict(good, format=EVIL_TEXT)),
+        "bad_version": json.dumps(dict(good, version=EVIL_TEXT)),
+        "a_string": json.dumps(EVIL_TEXT),
+        "truncated": json.dumps(good)[:2000],
+        "bad_step": json.dumps(bad_step),
+        "bad_files": json.dumps(bad_files),
+        "bad_call": json.dumps(bad_call),
+        "bad_renderings": json.dumps(bad_renderings),
+    }
+
+
+@pytest.mark.browser
+def test_malformed_traces_and_a_hostile_index_run_no_script(strict_page, tmp_path):
+    root = write_site(tmp_path, malformed_traces())
+    entry = {"name": EVIL_TEXT, "file": EVIL_TEXT, "title": EVIL_TEXT, "num_steps": EVIL_TEXT,
+             "created": EVIL_TEXT, "status": EVIL_TEXT, "message": EVIL_TEXT}
+    (root / "traces" / "index.json").write_text(json.dumps({"traces": [entry, dict(entry, status="invalid")]}))
+    page = strict_page
+    with StaticSite(root) as site:
+        page.goto(site.url + "index.html")
+        page.locator("#index-view").wait_for()
+        settle(page)
+        assert EVIL_TEXT in page.locator("#index-view").inner_text()  # shown, as text
+        for name in [*malformed_traces(), "%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E"]:
+            page.goto(site.url + f"index.html?trace={name}")
+            page.locator("#failure:visible, .code .line:visible").first.wait_for()
+            settle(page)
+            assert page.locator("main").locator(ACTIVE).count() == 0, name
+    assert page.dialogs == []
+
+
 @pytest.mark.browser
 def test_the_page_policy_stops_inline_script_that_gets_past_everything(strict_page, tmp_path):
     """Markup inserted behind the sanitiser's back (here by the test itself) still cannot script."""
