@@ -23,7 +23,7 @@ import pytest
 
 from cs336_lectures.runtime import server as server_module
 from cs336_lectures.runtime.assets import AssetStore
-from cs336_lectures.runtime.editing import BACKUPS_KEPT
+from cs336_lectures.runtime.editing import BACKUPS_KEPT, save_source
 from cs336_lectures.runtime.passive_svg import active_content, make_passive
 from cs336_lectures.runtime.rendering import highlight_lines, render_markdown, render_verbatim
 from cs336_lectures.runtime.site import CONTENT_SECURITY_POLICY, build_index, write_site as build_site
@@ -672,3 +672,17 @@ def test_a_byte_order_mark_survives_a_save(serve, workspace):
     assert source == "\ufeffx = 1\n"
     assert save(server, source.replace("1", "2"))[0] == 202
     assert lecture.read_bytes() == b"\xef\xbb\xbfx = 2\n"
+
+
+def test_a_save_killed_half_way_leaves_nothing_the_next_save_keeps(tmp_path):
+    """A pending backup left by a killed save (here, one made world-readable) is replaced, not reused."""
+    lecture = tmp_path / "lecture.py"
+    lecture.write_text("x = 1\n")
+    lecture.chmod(0o600)
+    stale = tmp_path / ".lecture.py.bak.pending"
+    stale.write_text("half a file")
+    stale.chmod(0o644)
+    save_source(lecture, "x = 2\n")
+    assert not stale.exists()
+    backup = tmp_path / "lecture.py.bak"
+    assert backup.read_text() == "x = 1\n" and stat.S_IMODE(backup.stat().st_mode) == 0o600
