@@ -69,11 +69,11 @@ class AssetStore:
             raise TypeError(f"asset data must be bytes, not {type(data).__name__}")
         data = bytes(data)
         suffix = normalize_suffix(suffix)
-        if suffix == "svg":  # opened on its own, an SVG is a document that could run script
-            data = make_passive(data)
         if len(data) < INLINE_LIMIT:
             mime = MIME_TYPES.get(suffix, "application/octet-stream")
             return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+        if suffix == "svg":  # a file a static host serves as a document of the site: it must not script
+            data = make_passive(data)
         name = f"{hashlib.sha256(data).hexdigest()[:16]}.{suffix}"
         path = self.folder / name
         # Same name means same content, so an existing file of the right size is kept as is.

@@ -4,7 +4,7 @@ In the viewer an SVG is shown with <img>, where browsers never run its script. O
 own (a static host serves `traces/assets/<hash>.svg` as image/svg+xml), the same file is a
 document: `<script>`, `onload=`, `<a href="javascript:...">`, `<foreignObject>` with HTML or an
 XSLT stylesheet all run with the site's origin. So every SVG asset goes through
-`make_passive` when it is stored (AssetStore.add) and again when `cs336-lectures build` copies
+`make_passive` when it is stored as a file (AssetStore.add) and again when `cs336-lectures build` copies
 it into a site:
 
 - an SVG made only of static drawing (the vocabulary matplotlib and drawing programs write:
