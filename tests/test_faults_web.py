@@ -244,6 +244,10 @@ $$
 \\frac{\\partial L}{\\partial w} = \\begin{pmatrix} a & b \\\\ c & d \\end{pmatrix}, \\quad \\mathbf{W} \\in \\mathbb{R}^{d \\times k}
 $$
 
+$$
+E = mc^2
+$$ (energy)
+
 A formula that cannot render: $x^$, and display math mid-sentence $$E = mc^2$$ too.
 
 1. first
@@ -290,7 +294,7 @@ def test_the_sanitiser_keeps_everything_our_renderer_makes(strict_page, tmp_path
                       for rendering in step[2].get("r", []) if rendering["type"] == "markdown"]
     joined = "".join(fragments)
     for construct in ("<math", "<mfrac", "<table", 'href="https://example.org/paper"', 'href="mailto:',
-                      "<img src=", "<pre", "<s>", "math-error", 'class="math block"'):
+                      "<img src=", "<pre", "<s>", "math-error", 'class="math block"', 'id="energy"'):
         assert construct in joined, construct
     assert any('class="tok-' in line for line in lines)
     root = write_site(tmp_path, {"demo": sample_trace("demo")})

@@ -26,12 +26,13 @@ const HEADING = ['id'];
 const TABLE_CELL = ['style'];
 // tag -> the attributes it may keep (besides class and title, which any element may keep).
 const HTML_ELEMENTS = new Map(Object.entries({
-  p: [], div: ['id'], span: [], br: [], hr: [], blockquote: [], pre: [], code: [],
+  p: [], div: ['id'], // a labelled formula, $$...$$ (label), is a div with that id
+  span: [], br: [], hr: [], blockquote: [], pre: [], code: [],
   h1: HEADING, h2: HEADING, h3: HEADING, h4: HEADING, h5: HEADING, h6: HEADING,
-  em: [], strong: [], s: [], del: [], sub: [], sup: [],
+  em: [], strong: [], s: [],
   ul: [], ol: ['start'], li: [],
   table: [], thead: [], tbody: [], tr: [], th: TABLE_CELL, td: TABLE_CELL,
-  a: ['href', 'target', 'rel'], img: ['src', 'alt', 'width', 'height'],
+  a: ['href', 'target', 'rel'], img: ['src', 'alt'],
 }));
 const COMMON_ATTRIBUTES = ['class', 'title'];
 const MATHML_ELEMENTS = new Set(('math mrow mi mn mo ms mtext mspace mfrac msqrt mroot mstyle merror mpadded '
