@@ -1,8 +1,10 @@
 /* What text(), image(), link() and plot() put on a line, as DOM. Markdown arrives rendered by
    our own Python renderer (raw HTML in the lecture source already escaped), so its html goes
-   in as HTML; titles, authors, URLs and error texts go in as text. */
+   in as HTML, through the allow-list of sanitize.js (a trace may be hand-made); titles,
+   authors, URLs and error texts go in as text. */
 
 import { el, safeUrl } from './dom.js';
+import { sanitizedFragment } from './sanitize.js';
 
 /** An asset path from the trace (relative to the trace file) or a data: image URL, else null. */
 function assetUrl(src, traceUrl) {
@@ -28,7 +30,7 @@ function image(rendering, traceUrl, cls) {
 
 function markdown(rendering) {
   const node = el('div', { class: rendering.verbatim ? 'r-markdown r-verbatim' : 'r-markdown' });
-  node.innerHTML = typeof rendering.html === 'string' ? rendering.html : '';
+  node.append(sanitizedFragment(rendering.html));
   for (const [property, value] of Object.entries(rendering.style || {})) node.style.setProperty(property, String(value));
   return node;
 }
