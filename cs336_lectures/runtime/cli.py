@@ -1,4 +1,4 @@
-"""The command line: `cs336-lectures trace | serve | build` (also `python -m cs336_lectures`).
+"""The command line: `cs336-lectures trace | serve | build | i18n` (also `python -m cs336_lectures`).
 
 `trace` runs lectures under the tracer and writes their traces; `serve` and `build` belong to
 cs336_lectures.runtime.server and cs336_lectures.runtime.site, imported only when asked for, so that tracing
@@ -28,6 +28,7 @@ DEFAULT_MAX_STEPS = 10_000_000  # about 1.5 GB while tracing; a real lecture tak
 DELEGATED = {  # subcommand -> (module defining add_arguments(parser) and run(args), summary)
     "serve": ("cs336_lectures.runtime.server", "serve the viewer and traces; re-trace lectures when they change"),
     "build": ("cs336_lectures.runtime.site", "export the viewer and traces as a static site"),
+    "i18n": ("cs336_lectures.runtime.i18n_cli", "extract and check the translation catalogs of lectures"),
 }
 
 TRACE_DESCRIPTION = """\

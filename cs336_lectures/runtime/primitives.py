@@ -32,6 +32,7 @@ from urllib.parse import urlsplit
 
 from cs336_lectures.runtime.assets import AssetStore, sniff_image_suffix
 from cs336_lectures.runtime.rendering import render_markdown, render_verbatim
+from cs336_lectures.runtime.translation import translate_text
 
 __all__ = ["Recorder", "Reference", "active_recorder", "image", "link", "plot", "set_recorder", "text"]
 
@@ -108,6 +109,7 @@ def text(markdown: str, verbatim: bool = False, style: dict[str, str] | None = N
     else:
         html, headings = render_markdown(markdown, _anchors)
         rendering = {"type": "markdown", "html": html, "headings": headings}
+        rendering.update(translate_text(markdown, sys._getframe(1), headings, _anchors))
     if style:
         rendering["style"] = style
     _recorder.add_rendering(rendering)

@@ -25,7 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from cs336_lectures.runtime.trace_format import FORMAT, VERSION
+from cs336_lectures.runtime.trace_format import FORMAT, READABLE_VERSIONS
 
 VIEWER_DIR = Path(__file__).resolve().parents[2] / "viewer"
 VIEWER_PARTS = ("index.html", "css", "js")
@@ -63,8 +63,9 @@ def _check_format(data: object, path: Path) -> dict:
         raise SiteError(f"{path}: not a trace (the JSON is not an object)")
     if data.get("format") != FORMAT:
         raise SiteError(f"{path}: not a trace (format is {data.get('format')!r}, expected {FORMAT!r})")
-    if data.get("version") != VERSION:
-        raise SiteError(f"{path}: trace version {data.get('version')!r} is not supported (this build reads version {VERSION})")
+    if data.get("version") not in READABLE_VERSIONS:
+        raise SiteError(f"{path}: trace version {data.get('version')!r} is not supported (this build reads versions "
+                        f"{', '.join(map(str, READABLE_VERSIONS))})")
     header = data.get("header")
     if not isinstance(header, dict):
         raise SiteError(f"{path}: the trace has no header")

@@ -20,7 +20,8 @@ from typing import Any
 from cs336_lectures.runtime.atomic import write_bytes_atomically
 
 FORMAT = "cs336-lectures-trace"
-VERSION = 1
+VERSION = 2  # the version written
+READABLE_VERSIONS = (1, 2)  # version 2 only adds optional fields, so version-1 traces still load
 
 
 class TraceFormatError(ValueError):
@@ -91,9 +92,10 @@ def load_trace(path: str | os.PathLike) -> Trace:
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         found = raw.get("format") if isinstance(raw, dict) else type(raw).__name__
         raise TraceFormatError(f"{path}: not a {FORMAT} file (format {found!r})")
-    if raw.get("version") != VERSION:
+    if raw.get("version") not in READABLE_VERSIONS:
         raise TraceFormatError(
-            f"{path}: trace version {raw.get('version')!r} is not supported (this reader knows version {VERSION})"
+            f"{path}: trace version {raw.get('version')!r} is not supported (this reader knows versions "
+            f"{', '.join(map(str, READABLE_VERSIONS))})"
         )
     try:
         steps = _expand_steps(raw)

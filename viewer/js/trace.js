@@ -11,7 +11,7 @@
    items[offsets[k] .. offsets[k + 1]), sorted by step. */
 
 const FORMAT = 'cs336-lectures-trace';
-const VERSION = 1;
+const VERSIONS = [1, 2]; // version 2 adds optional fields only (translations), so version 1 still reads
 const SNAPSHOT_EVERY = 64;
 /** A step number later than any step: "never runs" sorts after every real step. */
 export const NEVER = 0x7fffffff;
@@ -164,8 +164,8 @@ function checkTop(data) {
   if (data.format !== FORMAT) {
     fail(`This is not a cs336-lectures trace: its format is ${JSON.stringify(data.format ?? null)}, expected "${FORMAT}".`);
   }
-  if (data.version !== VERSION) {
-    fail(`This trace has version ${JSON.stringify(data.version ?? null)}, but this viewer reads version ${VERSION}. Trace the lecture again with this version of cs336-lectures.`);
+  if (!VERSIONS.includes(data.version)) {
+    fail(`This trace has version ${JSON.stringify(data.version ?? null)}, but this viewer reads versions ${VERSIONS.join(' and ')}. Trace the lecture again with this version of cs336-lectures.`);
   }
   if (!data.header || typeof data.header !== 'object') fail('Malformed trace: the "header" is missing.');
   for (const key of ['files', 'functions', 'calls', 'steps']) {
