@@ -7,6 +7,7 @@ import { followLine, loadTrace } from './trace.js';
 import { CodeView } from './code.js';
 import { EnvPanel } from './env.js';
 import { fetchIndex, renderIndex } from './index_page.js';
+import { headingText, installLanguageSwitch, onLanguageChange, translatePage } from './i18n.js';
 
 const $ = (id) => document.getElementById(id);
 const TRACE_NAME = /^[\w-][\w.-]*$/;
@@ -52,6 +53,15 @@ class Viewer {
       event.preventDefault();
       this.goIndex();
     });
+    installLanguageSwitch($('language'));
+    translatePage();
+    onLanguageChange(() => this.changeLanguage());
+  }
+
+  /** Draw the page again in the newly chosen language, at the same step and scroll position. */
+  changeLanguage() {
+    if (this.mode === 'index') this.showIndex();
+    else if (this.trace && this.mode === 'lecture') this.install(this.name, this.trace, this.step, this.codePane.scrollTop);
   }
 
   // ---- routing -------------------------------------------------------------------------
@@ -274,7 +284,7 @@ class Viewer {
     $('lecture-view').classList.toggle('no-toc', !headings.length);
     toc.replaceChildren(el('div', { class: 'toc-title', text: 'Contents' }),
       el('ol', {}, headings.map((h, i) => el('li', { class: `toc-h${h.level}`, 'data-heading': i },
-        el('a', { href: this.urlWith(this.name, h.step).href, text: h.text, title: h.text, onclick: (event) => {
+        el('a', { href: this.urlWith(this.name, h.step).href, text: headingText(h), title: headingText(h), onclick: (event) => {
           event.preventDefault();
           this.toggleContents(false);
           this.show(h.step, { history: 'push' });

@@ -3,6 +3,7 @@
    in as HTML; titles, authors, URLs and error texts go in as text. */
 
 import { el, safeUrl } from './dom.js';
+import { fallbackReason, localized } from './i18n.js';
 
 /** An asset path from the trace (relative to the trace file) or a data: image URL, else null. */
 function assetUrl(src, traceUrl) {
@@ -26,10 +27,17 @@ function image(rendering, traceUrl, cls) {
   return el('div', { class: 'r-image' }, img);
 }
 
+/** The markdown in the viewer's language; a string shown in English for want of a current
+    translation says so with a marker (its reason in the tooltip). */
 function markdown(rendering) {
-  const node = el('div', { class: rendering.verbatim ? 'r-markdown r-verbatim' : 'r-markdown' });
-  node.innerHTML = typeof rendering.html === 'string' ? rendering.html : '';
+  const { html, lang, fallback } = localized(rendering);
+  const node = el('div', { class: rendering.verbatim ? 'r-markdown r-verbatim' : 'r-markdown', lang });
+  node.innerHTML = typeof html === 'string' ? html : '';
   for (const [property, value] of Object.entries(rendering.style || {})) node.style.setProperty(property, String(value));
+  if (fallback) {
+    node.classList.add('i18n-fallback');
+    node.prepend(el('span', { class: 'i18n-marker', title: fallbackReason(fallback), 'aria-label': fallbackReason(fallback), text: 'EN' }));
+  }
   return node;
 }
 

@@ -1,0 +1,192 @@
+/* The viewer's language: which one is chosen (?lang= in the URL, else the last one chosen,
+   else English), the interface's own strings in each language (t), and the language version
+   of a lecture's text rendering, falling back to English per string.
+
+   A trace carries every language of each text() rendering (trace/README.md, "Translations"),
+   so switching language needs no server: the page is drawn again from the same trace. */
+
+export const LANGUAGES = { en: 'English', ru: 'Русский', zh: '中文' };
+const STORAGE_KEY = 'cs336-language';
+
+/* The interface strings, by their English. A string missing here shows in English. {name}
+   is filled from t()'s second argument. */
+const STRINGS = {
+  ru: {
+    'Language': 'Язык',
+    'All lectures (g)': 'Все лекции (g)',
+    'Lectures': 'Лекции',
+    'Contents': 'Содержание',
+    'Step back (h, ←)': 'Шаг назад (h, ←)',
+    'Step back': 'Шаг назад',
+    'Step forward (l, →)': 'Шаг вперёд (l, →)',
+    'Step forward': 'Шаг вперёд',
+    'Step over, backwards (k, shift+←)': 'Шаг с обходом назад (k, shift+←)',
+    'Step over backwards': 'Шаг с обходом назад',
+    'Step over (j, shift+→)': 'Шаг с обходом (j, shift+→)',
+    'Step over': 'Шаг с обходом',
+    'Step out of this function (u)': 'Выйти из этой функции (u)',
+    'Step out': 'Выйти из функции',
+    'Raw': 'Код',
+    'Raw: show the code under the renderings (R)': 'Код: показать код под текстом лекции (R)',
+    'Reveal': 'Пройденное',
+    'Reveal: only the lines run so far (A)': 'Пройденное: только уже выполненные строки (A)',
+    'Keyboard shortcuts (?)': 'Клавиши (?)',
+    'Keyboard shortcuts': 'Клавиши',
+    'Progress through the trace (click to jump)': 'Продвижение по трассе (щелчок — перейти)',
+    'Call stack': 'Стек вызовов',
+    'Inspected values': 'Отслеживаемые значения',
+    'Back to the list of lectures': 'К списку лекций',
+    'Keys': 'Клавиши',
+    'step forward': 'шаг вперёд',
+    'step back': 'шаг назад',
+    'step over: next line of this function (or its caller)': 'шаг с обходом: следующая строка этой функции (или вызвавшей её)',
+    'step over backwards': 'шаг с обходом назад',
+    'step out: back in the caller, after this call returns': 'выход из функции: в вызывающую функцию, после возврата из этого вызова',
+    'raw: show the code under the renderings': 'код: показать код под текстом лекции',
+    'reveal: show only the lines run so far': 'пройденное: показать только уже выполненные строки',
+    'open another lecture': 'открыть другую лекцию',
+    'click a line number': 'щелчок по номеру строки',
+    'go to the step running it': 'перейти к шагу, который её выполняет',
+    'close this help': 'закрыть эту справку',
+    'Not translated yet: shown in English.': 'Ещё не переведено: показано по-английски.',
+    'The translation is out of date: shown in English.': 'Перевод устарел: показано по-английски.',
+  },
+  zh: {
+    'Language': '语言',
+    'All lectures (g)': '全部讲座 (g)',
+    'Lectures': '讲座',
+    'Contents': '目录',
+    'Step back (h, ←)': '后退一步 (h, ←)',
+    'Step back': '后退一步',
+    'Step forward (l, →)': '前进一步 (l, →)',
+    'Step forward': '前进一步',
+    'Step over, backwards (k, shift+←)': '逐过程后退 (k, shift+←)',
+    'Step over backwards': '逐过程后退',
+    'Step over (j, shift+→)': '逐过程前进 (j, shift+→)',
+    'Step over': '逐过程前进',
+    'Step out of this function (u)': '跳出当前函数 (u)',
+    'Step out': '跳出函数',
+    'Raw': '代码',
+    'Raw: show the code under the renderings (R)': '代码：在讲义文字下显示代码 (R)',
+    'Reveal': '已执行',
+    'Reveal: only the lines run so far (A)': '已执行：只显示已经运行过的行 (A)',
+    'Keyboard shortcuts (?)': '快捷键 (?)',
+    'Keyboard shortcuts': '快捷键',
+    'Progress through the trace (click to jump)': '追踪进度（点击跳转）',
+    'Call stack': '调用栈',
+    'Inspected values': '观察的变量值',
+    'Back to the list of lectures': '返回讲座列表',
+    'Keys': '按键',
+    'step forward': '前进一步',
+    'step back': '后退一步',
+    'step over: next line of this function (or its caller)': '逐过程：本函数（或调用者）的下一行',
+    'step over backwards': '逐过程后退',
+    'step out: back in the caller, after this call returns': '跳出：本次调用返回后回到调用者',
+    'raw: show the code under the renderings': '代码：在讲义文字下显示代码',
+    'reveal: show only the lines run so far': '已执行：只显示已经运行过的行',
+    'open another lecture': '打开另一个讲座',
+    'click a line number': '点击行号',
+    'go to the step running it': '跳到执行该行的步骤',
+    'close this help': '关闭帮助',
+    'Not translated yet: shown in English.': '尚未翻译：以英文显示。',
+    'The translation is out of date: shown in English.': '译文已过时：以英文显示。',
+  },
+};
+
+let current = initialLanguage();
+const listeners = [];
+
+function initialLanguage() {
+  const asked = new URLSearchParams(location.search).get('lang');
+  if (asked in LANGUAGES) return asked;
+  let stored = null;
+  try {
+    stored = localStorage.getItem(STORAGE_KEY);
+  } catch {
+    // Storage refused (a private window, a file: page): the choice just is not remembered.
+  }
+  return stored in LANGUAGES ? stored : 'en';
+}
+
+/** The chosen language's code: 'en', 'ru' or 'zh'. */
+export function language() {
+  return current;
+}
+
+/** t('Step back') -> the chosen language's wording; t('Line {n} never ran.', {n: 3}) fills fields. */
+export function t(english, fields = {}) {
+  const wording = (STRINGS[current] && STRINGS[current][english]) || english;
+  return wording.replace(/\{(\w+)\}/g, (whole, name) => (name in fields ? String(fields[name]) : whole));
+}
+
+/** Choose `code`: remember it, put it in the URL (?lang=, absent for English), tell the listeners. */
+export function setLanguage(code) {
+  if (!(code in LANGUAGES) || code === current) return;
+  current = code;
+  try {
+    localStorage.setItem(STORAGE_KEY, code);
+  } catch {
+    // See initialLanguage.
+  }
+  const url = new URL(location.href);
+  if (code === 'en') url.searchParams.delete('lang');
+  else url.searchParams.set('lang', code);
+  history.replaceState(history.state, '', url);
+  translatePage();
+  for (const listener of listeners) listener(code);
+}
+
+/** Call `listener(code)` after each change of language. */
+export function onLanguageChange(listener) {
+  listeners.push(listener);
+}
+
+/** Translate the page's static strings: elements marked data-i18n (their text) and
+    data-i18n-attrs="title aria-label" (those attributes). The English is kept on the element. */
+export function translatePage(root = document) {
+  document.documentElement.lang = current;
+  for (const node of root.querySelectorAll('[data-i18n]')) {
+    if (node.dataset.i18nEnglish === undefined) node.dataset.i18nEnglish = node.textContent;
+    node.textContent = t(node.dataset.i18nEnglish);
+  }
+  for (const node of root.querySelectorAll('[data-i18n-attrs]')) {
+    for (const attribute of node.dataset.i18nAttrs.split(/\s+/).filter(Boolean)) {
+      const key = `i18nEnglish${attribute.replace(/(^|-)(\w)/g, (_, __, c) => c.toUpperCase())}`;
+      if (node.dataset[key] === undefined) node.dataset[key] = node.getAttribute(attribute) || '';
+      node.setAttribute(attribute, t(node.dataset[key]));
+    }
+  }
+}
+
+/** A <select> offering every language, showing and changing the chosen one. */
+export function installLanguageSwitch(select) {
+  select.replaceChildren(...Object.entries(LANGUAGES).map(([code, name]) => new Option(name, code, false, code === current)));
+  select.value = current;
+  select.addEventListener('change', () => setLanguage(select.value));
+  onLanguageChange((code) => {
+    select.value = code;
+  });
+}
+
+/** The chosen language's version of a markdown rendering: {html, headings, lang, fallback},
+    fallback being null, 'missing' or 'stale' (then html and headings are the English). */
+export function localized(rendering) {
+  const english = { html: rendering.html, headings: rendering.headings || [], lang: 'en', fallback: null };
+  if (current === 'en') return english;
+  const translation = rendering.translations && rendering.translations[current];
+  if (translation && typeof translation.html === 'string') {
+    return { html: translation.html, headings: translation.headings || [], lang: current, fallback: null };
+  }
+  const why = rendering.untranslated && rendering.untranslated[current];
+  return { ...english, fallback: why === 'stale' || why === 'missing' ? why : null };
+}
+
+/** The text of a heading of the contents in the chosen language (English when not translated). */
+export function headingText(heading) {
+  return (heading.texts && heading.texts[current]) || heading.text;
+}
+
+/** What the fallback marker says: why a string shows in English. */
+export function fallbackReason(fallback) {
+  return fallback === 'stale' ? t('The translation is out of date: shown in English.') : t('Not translated yet: shown in English.');
+}
