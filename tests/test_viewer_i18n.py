@@ -1,0 +1,92 @@
+"""The viewer in several languages, in Chromium: the switch, ?lang=, English fallback with a marker,
+its own interface strings, and version-1 traces still shown."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from playwright.sync_api import expect
+
+from test_i18n import EXAMPLE, ROOT, copy_example
+from viewer_support import StaticSite, demo_trace, write_site
+
+pytestmark = pytest.mark.browser
+
+TITLES = {"en": "Counting bytes in three scripts", "ru": "Считаем байты в трёх письменностях",
+          "zh": "三种文字的字节计数"}
+
+
+def trace_lecture(lecture, out, cwd, validate_trace) -> dict:
+    done = subprocess.run([sys.executable, "-m", "cs336_lectures", "trace", str(lecture), "-o", str(out), "--quiet"],
+                          cwd=cwd, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return validate_trace(out / "example_i18n.json")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, validate_trace):
+    translated = trace_lecture(EXAMPLE, tmp_path_factory.mktemp("translated"), ROOT, validate_trace)
+    work = tmp_path_factory.mktemp("edited")
+    lecture = copy_example(work)
+    lecture.write_text(lecture.read_text(encoding="utf-8").replace("## Why it matters", "## Why this matters"),
+                       encoding="utf-8")
+    subprocess.run([sys.executable, "-m", "cs336_lectures", "i18n", "extract", lecture.name], cwd=work, check=True,
+                   capture_output=True)
+    edited = trace_lecture(lecture, work / "out", work, validate_trace)
+    root = write_site(tmp_path_factory.mktemp("site"),
+                      {"example_i18n": translated, "edited": edited, "demo": demo_trace()})
+    with StaticSite(root) as served:
+        yield served
+
+
+def url_language(page) -> str | None:
+    return parse_qs(urlparse(page.evaluate("location.href")).query).get("lang", [None])[0]
+
+
+def test_the_switch_changes_the_heading_and_is_remembered(page, site):
+    page.goto(site.url + "?trace=example_i18n&lang=ru")
+    heading = page.locator(".block .rendered h1")
+    expect(heading).to_have_text(TITLES["ru"])
+    assert page.locator("#toc li").first.inner_text() == TITLES["ru"]
+    assert page.locator("#language").input_value() == "ru"
+    assert page.evaluate("document.documentElement.lang") == "ru"
+
+    page.locator("#language").select_option("zh")
+    expect(heading).to_have_text(TITLES["zh"])
+    assert page.locator("#toc li").first.inner_text() == TITLES["zh"]
+    assert url_language(page) == "zh"
+    counts = page.locator(".r-markdown[lang=zh]", has_text="平均每个字符")  # an f-string filled with traced numbers
+    expect(counts).to_have_count(1)
+    assert re.fullmatch(r"\w\w：\d+ 个字符占 \d+ 个字节，平均每个字符 \d\.\d\d 个字节。", counts.inner_text().strip())
+
+    page.goto(site.url + "?trace=example_i18n")  # no ?lang=: the last choice, remembered
+    expect(heading).to_have_text(TITLES["zh"])
+    page.locator("#language").select_option("en")
+    expect(heading).to_have_text(TITLES["en"])
+    assert url_language(page) is None
+    assert page.locator(".i18n-marker").count() == 0
+
+
+def test_a_stale_translation_shows_english_with_a_marker(page, site):
+    page.goto(site.url + "?trace=edited&lang=ru")
+    stale = page.locator(".r-markdown.i18n-fallback")
+    expect(stale).to_have_count(1)
+    assert stale.locator("h2").inner_text() == "Why this matters"
+    assert stale.get_attribute("lang") == "en"
+    marker = stale.locator(".i18n-marker")
+    assert marker.inner_text() == "EN"
+    assert marker.get_attribute("title") == "Перевод устарел: показано по-английски."
+    assert page.locator(".block .rendered h1").inner_text() == TITLES["ru"]
+    assert page.locator("#toc li").all_inner_texts()[1] == "Why this matters"  # the contents fall back too
+
+
+def test_a_version_1_trace_shows_in_english_under_any_language(page, site):
+    page.goto(site.url + "?trace=demo&lang=zh")
+    page.wait_for_selector(".unit.current")
+    assert page.locator(".r-markdown").first.get_attribute("lang") == "en"
+    assert page.locator(".i18n-marker").count() == 0
+    assert page.locator("#language").input_value() == "zh"
