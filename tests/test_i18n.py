@@ -56,7 +56,7 @@ def test_template_refuses_broken_text_and_unknown_fields():
         Template.parse("{n} bytes").fill("{m} байт", "3 bytes")
 
 
-def test_scan_finds_literals_and_fstring_templates_but_not_computed_or_verbatim_text():
+def test_scan_finds_literals_templates_and_figure_labels_but_not_computed_or_verbatim_text():
     source = '''
 from cs336_lectures import text
 
@@ -67,14 +67,18 @@ def lesson(data, tokens):
     text("\\n".join(["a", "b"]))
     text("exact", verbatim=True)
     text(markdown=f"no fields")
+    axes.set_title(f"{len(data)} bytes")
+    axes.set_xlabel(axis_name)
+    axes.text(0.5, 0.5, "a matplotlib text, not ours")
 '''
     calls = sorted(scan_source(source).values(), key=lambda call: call.line)
-    assert [(c.english, c.template, c.where) for c in calls] == [
-        ("## Bytes", False, "lesson"),
-        ("implicit concatenation", False, "lesson"),
-        ("{len(data)} bytes, {len(data) / len(tokens):.2f} per token, {{braces}}", True, "lesson"),
-        (None, False, "lesson"),
-        ("no fields", False, "lesson"),
+    assert [(c.english, c.template, c.where, c.label) for c in calls] == [
+        ("## Bytes", False, "lesson", False),
+        ("implicit concatenation", False, "lesson", False),
+        ("{len(data)} bytes, {len(data) / len(tokens):.2f} per token, {{braces}}", True, "lesson", False),
+        (None, False, "lesson", False),
+        ("no fields", False, "lesson", False),
+        ("{len(data)} bytes", True, "lesson", True),
     ]
 
 
@@ -200,8 +204,8 @@ def test_cli_errors_are_one_line(tmp_path):
 def test_the_example_lecture_is_fully_translated():
     done = cli("i18n", "check", "lectures/example_i18n.py", cwd=ROOT)
     assert done.returncode == 0, done.stdout
-    assert "[ru]: 8 strings, 0 missing, 0 stale, 0 mismatch" in done.stdout
-    assert "[zh]: 8 strings, 0 missing, 0 stale, 0 mismatch" in done.stdout
+    assert "[ru]: 10 strings, 0 missing, 0 stale, 0 mismatch" in done.stdout
+    assert "[zh]: 10 strings, 0 missing, 0 stale, 0 mismatch" in done.stdout
 
 
 # ---------------------------------------------------------------- traces
@@ -227,6 +231,15 @@ def test_trace_carries_every_language_with_traced_numbers(tmp_path, validate_tra
     assert "<math" in formula["translations"]["ru"]["html"] and "байты" in formula["translations"]["ru"]["html"]
     table = rendered[-1]
     assert "<table>" in table["html"] and "translations" not in table and "untranslated" not in table
+
+    [figure] = [r for step in trace.steps for r in step.renderings if r["type"] == "plot"]
+    assert figure["alt"] == "UTF-8 bytes per character, 3 scripts"
+    assert {language: drawing["alt"] for language, drawing in figure["translations"].items()} == {
+        "ru": "Байтов UTF-8 на символ, письменностей: 3", "zh": "每个字符的 UTF-8 字节数（3 种文字）"}
+    svgs = {language: (tmp_path / drawing["src"]).read_text(encoding="utf-8")
+            for language, drawing in figure["translations"].items()}
+    assert "每个字符的字节数" in svgs["zh"]  # Chinese stays text in the SVG, for the browser's fonts to draw
+    assert "<text" not in svgs["ru"] and svgs["ru"] != (tmp_path / figure["src"]).read_text(encoding="utf-8")
 
 
 def test_stale_and_missing_strings_fall_back_to_english(tmp_path, validate_trace):

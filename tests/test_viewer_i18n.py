@@ -29,7 +29,9 @@ def trace_lecture(lecture, out, cwd, validate_trace) -> dict:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, validate_trace):
-    translated = trace_lecture(EXAMPLE, tmp_path_factory.mktemp("translated"), ROOT, validate_trace)
+    assets = tmp_path_factory.mktemp("translated")
+    translated = trace_lecture(EXAMPLE, assets, ROOT, validate_trace)
+    assets /= "assets"
     work = tmp_path_factory.mktemp("edited")
     lecture = copy_example(work)
     lecture.write_text(lecture.read_text(encoding="utf-8").replace("## Why it matters", "## Why this matters"),
@@ -38,7 +40,7 @@ def site(tmp_path_factory, validate_trace):
                    capture_output=True)
     edited = trace_lecture(lecture, work / "out", work, validate_trace)
     root = write_site(tmp_path_factory.mktemp("site"),
-                      {"example_i18n": translated, "edited": edited, "demo": demo_trace()})
+                      {"example_i18n": translated, "edited": edited, "demo": demo_trace()}, assets=assets)
     with StaticSite(root) as served:
         yield served
 
@@ -59,6 +61,7 @@ def test_the_switch_changes_the_heading_and_is_remembered(page, site):
     expect(heading).to_have_text(TITLES["zh"])
     assert page.locator("#toc li").first.inner_text() == TITLES["zh"]
     assert url_language(page) == "zh"
+    expect(page.locator("img.r-plot")).to_have_attribute("alt", "每个字符的 UTF-8 字节数（3 种文字）")
     counts = page.locator(".r-markdown[lang=zh]", has_text="平均每个字符")  # an f-string filled with traced numbers
     expect(counts).to_have_count(1)
     assert re.fullmatch(r"\w\w：\d+ 个字符占 \d+ 个字节，平均每个字符 \d\.\d\d 个字节。", counts.inner_text().strip())
@@ -67,6 +70,7 @@ def test_the_switch_changes_the_heading_and_is_remembered(page, site):
     expect(heading).to_have_text(TITLES["zh"])
     page.locator("#language").select_option("en")
     expect(heading).to_have_text(TITLES["en"])
+    expect(page.locator("img.r-plot")).to_have_attribute("alt", "UTF-8 bytes per character, 3 scripts")
     assert url_language(page) is None
     assert page.locator(".i18n-marker").count() == 0
 

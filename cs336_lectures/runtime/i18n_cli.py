@@ -99,7 +99,8 @@ def _report(lecture: Path, language: str, catalog: Catalog, calls: list[Call]) -
     computed = sum(call.english is None for call in calls)
     counts = {kind: sum(line.startswith(f"  {kind}") for line in lines) for kind in ("missing", "stale", "mismatch")}
     summary = ", ".join(f"{count} {kind}" for kind, count in counts.items())
-    note = f" ({computed} text() calls with computed text stay in English)" if computed else ""
+    plural = "s" if computed > 1 else ""
+    note = f" ({computed} text() call{plural} with computed text, shown in English)" if computed else ""
     print(f"{lecture} [{language}]: {sum(not entry.obsolete for entry in catalog.entries)} strings, {summary}{note}")
     for line in lines:
         print(line)

@@ -8,21 +8,27 @@ For each language without a current translation the rendering says why (`missing
 so the viewer can show the English with a marker. One trace thus serves every language, and a
 static site switches language without a server. A lecture without catalogs costs one `stat`
 per language and call.
+
+A figure given to `plot()` is drawn once more per language whose catalog translates one of its
+titles, axis labels or legend entries; a figure with nothing translated is drawn once.
 """
 
 from __future__ import annotations
 
 import sys
 import types
+import warnings
 from functools import lru_cache
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from cs336_lectures.runtime.catalog import LANGUAGES, CatalogError, Entry, catalog_path, load_catalog
 from cs336_lectures.runtime.rendering import render_markdown
 from cs336_lectures.runtime.templates import Template, TemplateError
 from cs336_lectures.runtime.translatable import Call, call_at
 
-__all__ = ["translate_text"]
+__all__ = ["translate_figure", "translate_text"]
+Drawing = TypeVar("Drawing")
+CJK_LANGUAGES = frozenset({"zh"})  # scripts matplotlib's bundled font lacks: their SVG keeps text as text
 
 
 def translate_text(markdown: str, caller: types.FrameType, english_headings: list[list], anchors: set[str]) -> dict[str, Any]:
@@ -52,6 +58,70 @@ def translate_text(markdown: str, caller: types.FrameType, english_headings: lis
     if untranslated:
         fields["untranslated"] = untranslated
     return fields
+
+
+def translate_figure(figure: Any, caller: types.FrameType, draw: Callable[[Any], Drawing]) -> dict[str, Drawing]:
+    """{language: draw(figure)} with the figure's labels translated, for each language that translates one.
+
+    `draw` makes the SVG (and whatever else it needs while the labels are translated); the
+    figure's own texts are put back afterwards.
+    """
+    catalogs = _catalogs(caller.f_code.co_filename)
+    drawings: dict[str, Drawing] = {}
+    for language, entries in catalogs.items():
+        changes = []
+        for artist in _figure_texts(figure):
+            translated = _translated_label(artist.get_text(), entries)
+            if translated is not None:
+                changes.append((artist, artist.get_text(), translated))
+        if not changes:
+            continue
+        try:
+            for artist, _, translated in changes:
+                artist.set_text(translated)
+            drawings[language] = _draw_in(language, figure, draw)
+        finally:
+            for artist, english, _ in changes:
+                artist.set_text(english)
+    return drawings
+
+
+def _figure_texts(figure: Any) -> list[Any]:
+    """The figure's titles, axis labels and legend entries (matplotlib Text artists) that have text."""
+    texts = [getattr(figure, name, None) for name in ("_suptitle", "_supxlabel", "_supylabel")]
+    for axes in figure.get_axes():
+        texts += [axes.title, axes._left_title, axes._right_title, axes.xaxis.label, axes.yaxis.label]
+        legend = axes.get_legend()
+        if legend is not None:
+            texts += legend.get_texts()
+    return [text for text in texts if text is not None and text.get_text()]
+
+
+def _translated_label(english: str, entries: dict[str, Entry]) -> str | None:
+    """A label's current translation: by its exact English, else by the first template it fits."""
+    entry = entries.get(english)
+    if entry is not None and not entry.template:
+        return entry.translation if entry.current else None
+    for entry in entries.values():
+        if entry.template and entry.current:
+            try:
+                filled = Template.parse(entry.en).fill(entry.translation, english)
+            except TemplateError:
+                continue
+            if filled is not None:
+                return filled
+    return None
+
+
+def _draw_in(language: str, figure: Any, draw: Callable[[Any], Drawing]) -> Drawing:
+    import matplotlib
+
+    # DejaVu Sans has no Chinese glyphs: the SVG then names the font and the browser finds one.
+    fonttype = "none" if language in CJK_LANGUAGES else matplotlib.rcParams["svg.fonttype"]
+    # A translated label may be longer than the English the layout was made for: grow the canvas.
+    with matplotlib.rc_context({"svg.fonttype": fonttype, "savefig.bbox": "tight"}), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "Glyph ... missing from font": the browser draws those
+        return draw(figure)
 
 
 def _translated(markdown: str, call: Call | None, entries: dict[str, Entry]) -> tuple[str | None, str | None]:

@@ -3,7 +3,7 @@
    in as HTML; titles, authors, URLs and error texts go in as text. */
 
 import { el, safeUrl } from './dom.js';
-import { fallbackReason, localized } from './i18n.js';
+import { fallbackReason, language, localized } from './i18n.js';
 
 /** An asset path from the trace (relative to the trace file) or a data: image URL, else null. */
 function assetUrl(src, traceUrl) {
@@ -76,6 +76,12 @@ function link(rendering, trace, openFile) {
   return el('div', { class: 'r-linkline' }, el('span', { class: 'r-hover' }, anchor, card(rendering)), byline ? el('span', { class: 'r-byline', text: ` ${byline}` }) : null);
 }
 
+/** A plot drawn with its labels in the viewer's language, when the trace has that drawing. */
+function localizedPlot(rendering) {
+  const drawing = rendering.translations && rendering.translations[language()];
+  return drawing && typeof drawing.src === 'string' ? { ...rendering, ...drawing } : rendering;
+}
+
 /** renderRenderings(step.r, trace, openFile) -> DocumentFragment of the line's renderings. */
 export function renderRenderings(renderings, trace, openFile) {
   const fragment = document.createDocumentFragment();
@@ -83,7 +89,7 @@ export function renderRenderings(renderings, trace, openFile) {
     if (!rendering || typeof rendering !== 'object') continue;
     if (rendering.type === 'markdown') fragment.append(markdown(rendering));
     else if (rendering.type === 'image') fragment.append(image(rendering, trace.url, 'r-img'));
-    else if (rendering.type === 'plot') fragment.append(image(rendering, trace.url, 'r-plot'));
+    else if (rendering.type === 'plot') fragment.append(image(localizedPlot(rendering), trace.url, 'r-plot'));
     else if (rendering.type === 'link') fragment.append(link(rendering, trace, openFile));
     else fragment.append(el('div', { class: 'r-error', text: `unknown rendering type ${JSON.stringify(rendering.type)}` }));
   }
