@@ -44,6 +44,7 @@ from typing import Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from cs336_lectures.runtime.atomic import write_bytes_atomically
+from cs336_lectures.runtime.catalog import LANGUAGES, catalog_path
 from cs336_lectures.runtime.site import DEFAULT_TRACES, INDEX_NAME, VIEWER_DIR, build_index
 
 TOKEN_HEADER = "X-CS336-Token"
@@ -156,12 +157,20 @@ class Lecture:
         self.generation = 0
         self.seen = self.stamp()
 
-    def stamp(self) -> tuple[int, int] | None:
-        try:
-            stat = self.path.stat()
-        except OSError:
-            return None
-        return (stat.st_mtime_ns, stat.st_size)
+    def stamp(self) -> tuple | None:
+        """(mtime, size) of the lecture, then of each translation catalog (None where there is none),
+        so that a translator's save re-traces too; None while the lecture itself is missing."""
+        stamps = []
+        for path in (self.path, *(catalog_path(self.path, language) for language in LANGUAGES)):
+            try:
+                stat = path.stat()
+            except OSError:
+                if path == self.path:
+                    return None
+                stamps.append(None)
+                continue
+            stamps.append((stat.st_mtime_ns, stat.st_size))
+        return tuple(stamps)
 
 
 class Retracer:
