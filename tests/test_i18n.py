@@ -7,9 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from cs336_lectures import load_trace
+from cs336_lectures.runtime.trace_format import write_trace
 from cs336_lectures.runtime.catalog import Catalog, CatalogError, Entry, catalog_path, load_catalog, save_catalog
 from cs336_lectures.runtime.templates import Template, TemplateError
 from cs336_lectures.runtime.translatable import scan_source
@@ -261,3 +263,19 @@ def test_stale_and_missing_strings_fall_back_to_english(tmp_path, validate_trace
     fresh = rendered["<p>Still not extracted.</p>\n"]
     assert fresh["untranslated"] == {"ru": "missing", "zh": "missing"}
     assert set(rendered['<h2 id="what-stays-in-english">What stays in English</h2>\n']["translations"]) == {"ru", "zh"}
+
+
+def test_version_1_traces_still_load_and_validate(tmp_path, validate_trace):
+    from test_trace_format import make_trace
+
+    rendering = {"type": "markdown", "html": "<p>hi</p>\n", "headings": []}
+    for version in (1, 2):
+        trace = {**make_trace([[0, 2, {"r": [rendering]}], [1, 5]]), "version": version}
+        validate_trace(trace)
+        path = tmp_path / f"v{version}.json"
+        write_trace(trace, path)
+        assert load_trace(path).steps[0].renderings == [rendering]
+    for wrong in ({"untranslated": {"RU!": "missing"}}, {"untranslated": {"ru": "unknown"}},
+                  {"translations": {"ru": {"html": "<p>привет</p>"}}}):  # a language is a code; headings required
+        with pytest.raises(jsonschema.ValidationError, match="is not valid under any of the given schemas"):
+            validate_trace(make_trace([[0, 2, {"r": [{**rendering, **wrong}]}]]))
