@@ -6,13 +6,14 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+from html.parser import HTMLParser
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 from playwright.sync_api import expect
 
 from test_i18n import EXAMPLE, ROOT, copy_example
-from viewer_support import StaticSite, demo_trace, write_site
+from viewer_support import VIEWER, StaticSite, demo_trace, write_site
 
 pytestmark = pytest.mark.browser
 
@@ -94,3 +95,68 @@ def test_a_version_1_trace_shows_in_english_under_any_language(page, site):
     assert page.locator(".r-markdown").first.get_attribute("lang") == "en"
     assert page.locator(".i18n-marker").count() == 0
     assert page.locator("#language").input_value() == "zh"
+
+
+def interface_strings() -> set[str]:
+    """Every English interface string the viewer translates: marked in index.html, or passed to t() or translatable()."""
+    strings: set[str] = set()
+
+    class Marked(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.collecting: list[str] | None = None
+
+        def handle_starttag(self, tag: str, attrs: list) -> None:
+            attributes = dict(attrs)
+            for name in (attributes.get("data-i18n-attrs") or "").split():
+                strings.add(attributes[name])
+            if "data-i18n" in attributes:
+                self.collecting = []
+
+        def handle_data(self, data: str) -> None:
+            if self.collecting is not None:
+                self.collecting.append(data)
+
+        def handle_endtag(self, tag: str) -> None:
+            if self.collecting is not None:
+                strings.add("".join(self.collecting))
+                self.collecting = None
+
+    Marked().feed((VIEWER / "index.html").read_text(encoding="utf-8"))
+    for script in (VIEWER / "js").glob("*.js"):
+        source = script.read_text(encoding="utf-8")
+        strings.update(re.findall(r"\bt\('((?:[^'\\]|\\.)*)'", source))
+        for block in re.findall(r"translatable\(el\((.*?)\}\)\)", source, re.DOTALL):
+            strings.update(re.findall(r"(?:text|title): '((?:[^'\\]|\\.)*)'", block))
+    return strings
+
+
+def test_every_interface_string_is_translated():
+    source = (VIEWER / "js" / "i18n.js").read_text(encoding="utf-8")
+    wanted = interface_strings()
+    assert {"Keys", "Step back (h, ←)", "Contents", "step {n} / {last}", "Save and re-trace (Ctrl+S)"} <= wanted
+    for language in ("ru", "zh"):
+        block = source.split(f"\n  {language}: {{\n", 1)[1].split("\n  },", 1)[0]
+        translated = set(re.findall(r"^    '((?:[^'\\]|\\.)*)': '", block, re.MULTILINE))
+        assert wanted - translated == set(), f"untranslated in {language}"
+        assert translated - wanted == set(), f"unused in {language}"
+
+
+def test_the_interface_follows_the_language(page, site):
+    page.goto(site.url + "?trace=example_i18n&lang=ru")
+    expect(page.locator(".toc-title")).to_have_text("Содержание")
+    assert page.locator("button[data-action=back]").get_attribute("title") == "Шаг назад (h, ←)"
+    assert page.locator("#raw-button").inner_text() == "Код"
+    assert page.locator("#counter").inner_text().startswith("шаг 0 / ")
+    page.keyboard.press("?")
+    assert page.locator("#help h2").inner_text() == "Клавиши"
+    page.keyboard.press("Escape")
+    page.locator("#language").select_option("zh")
+    expect(page.locator(".toc-title")).to_have_text("目录")
+    assert page.locator("#raw-button").inner_text() == "代码"
+    assert page.locator("#help dd").first.inner_text() == "前进一步"
+    page.locator("#language").select_option("en")
+    expect(page.locator(".toc-title")).to_have_text("Contents")
+    assert page.locator("button[data-action=back]").get_attribute("title") == "Step back (h, ←)"
+    page.goto(site.url + "?lang=zh")
+    expect(page.locator("#index-view h1")).to_have_text("讲座")

@@ -49,7 +49,7 @@ def translate_text(markdown: str, caller: types.FrameType, english_headings: lis
             if reason is not None:
                 untranslated[language] = reason
             continue
-        # A copy of the used anchors: a heading the English lacks must not take a later English id.
+        # A copy of the used anchors: a translation must not change the ids of later English headings.
         html, headings = render_markdown(text, set(anchors), reuse=[heading[2] for heading in english_headings])
         translations[language] = {"html": html, "headings": headings}
     fields: dict[str, Any] = {}

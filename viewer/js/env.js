@@ -3,6 +3,7 @@
    a frame costs a few class toggles. */
 
 import { el } from './dom.js';
+import { t } from './i18n.js';
 import { renderValue } from './values.js';
 
 const isTensor = (v) => v && typeof v === 'object' && (v.t === 'tensor' || v.t === 'ndarray');
@@ -21,7 +22,7 @@ export class EnvPanel {
     this.root = root;
     this.heading = el('div', { class: 'env-head' });
     this.list = el('div', { class: 'env-list' });
-    this.empty = el('div', { class: 'env-empty', text: 'No inspected values in this frame yet. A "# @inspect x" comment on a line records x.' });
+    this.empty = el('div', { class: 'env-empty', text: t('No inspected values in this frame yet. A "# @inspect x" comment on a line records x.') });
     root.replaceChildren(this.heading, this.list);
     this.frame = -1;
     this.rows = new Map();
@@ -61,7 +62,7 @@ export class EnvPanel {
     for (const name of [...this.rows.keys()]) if (!env.has(name)) this.rows.delete(name);
     for (const [name, row] of this.rows) {
       const shared = isTensor(row.value) ? storages.get(row.value.storage).filter((other) => other !== name) : [];
-      row.note.textContent = shared.length ? `shares storage with ${shared.join(', ')}` : '';
+      row.note.textContent = shared.length ? t('shares storage with {names}', { names: shared.join(', ') }) : '';
     }
     const nodes = rows.length ? rows.map((row) => row.node) : [this.empty];
     const same = nodes.length === this.list.childElementCount && nodes.every((node, i) => this.list.children[i] === node);

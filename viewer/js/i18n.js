@@ -50,6 +50,39 @@ const STRINGS = {
     'close this help': 'закрыть эту справку',
     'Not translated yet: shown in English.': 'Ещё не переведено: показано по-английски.',
     'The translation is out of date: shown in English.': 'Перевод устарел: показано по-английски.',
+    'Navigation': 'Навигация',
+    'Loading {name}…': 'Загрузка {name}…',
+    'Cannot show the trace "{name}"': 'Не удаётся показать трассу «{name}»',
+    'The trace "{name}" is empty': 'Трасса «{name}» пуста',
+    'It records no steps to show{why}. Trace the lecture again.': 'В ней нет шагов для показа{why}. Запустите трассировку лекции заново.',
+    'The lecture raised an error': 'Лекция завершилась с ошибкой',
+    'The run hit its step limit': 'Запуск упёрся в предел числа шагов',
+    'The run timed out': 'Запуск превысил лимит времени',
+    'The run ended with status {status}': 'Запуск завершился со статусом {status}',
+    'show the error': 'показать ошибку',
+    'line {n}': 'строка {n}',
+    'step {n} / {last}': 'шаг {n} / {last}',
+    '{where} (step {n})': '{where} (шаг {n})',
+    'Viewing {where}. ': 'Открыто {where}. ',
+    'Back to the current step (Esc)': 'Вернуться к текущему шагу (Esc)',
+    'Line {n} never ran in this trace.': 'Строка {n} в этой трассе ни разу не выполнялась.',
+    'Already in the outermost call.': 'Это уже самый внешний вызов.',
+    'No traces yet. Trace a lecture with {command}.': 'Трасс пока нет. Трассируйте лекцию командой {command}.',
+    '{n} steps': 'шагов: {n}',
+    'traced {when}': 'трасса от {when}',
+    'Keys in a lecture: l / h step, j / k step over, u step out, R raw code, A reveal, g back here, ? help.': 'Клавиши в лекции: l / h — шаг, j / k — шаг с обходом, u — выход из функции, R — код, A — пройденное, g — сюда, ? — справка.',
+    'No inspected values in this frame yet. A "# @inspect x" comment on a line records x.': 'В этом кадре пока нет отслеживаемых значений. Комментарий «# @inspect x» в строке записывает x.',
+    'shares storage with {names}': 'общая память с {names}',
+    'Image unavailable': 'Изображение недоступно',
+    'Open {where}': 'Открыть {where}',
+    'Save': 'Сохранить',
+    'Save and re-trace (Ctrl+S)': 'Сохранить и трассировать заново (Ctrl+S)',
+    'Re-trace': 'Трассировать заново',
+    'Trace the lecture again without changing it': 'Трассировать лекцию заново, не меняя её',
+    'Close': 'Закрыть',
+    'Close the editor (Escape)': 'Закрыть редактор (Escape)',
+    'Edit': 'Править',
+    'Edit this lecture and re-trace it (e)': 'Править эту лекцию и трассировать её заново (e)',
   },
   zh: {
     'Language': '语言',
@@ -90,6 +123,39 @@ const STRINGS = {
     'close this help': '关闭帮助',
     'Not translated yet: shown in English.': '尚未翻译：以英文显示。',
     'The translation is out of date: shown in English.': '译文已过时：以英文显示。',
+    'Navigation': '导航',
+    'Loading {name}…': '正在加载 {name}…',
+    'Cannot show the trace "{name}"': '无法显示追踪“{name}”',
+    'The trace "{name}" is empty': '追踪“{name}”为空',
+    'It records no steps to show{why}. Trace the lecture again.': '其中没有可显示的步骤{why}。请重新追踪该讲座。',
+    'The lecture raised an error': '讲座运行时抛出了错误',
+    'The run hit its step limit': '运行达到了步数上限',
+    'The run timed out': '运行超时',
+    'The run ended with status {status}': '运行以状态 {status} 结束',
+    'show the error': '查看错误',
+    'line {n}': '第 {n} 行',
+    'step {n} / {last}': '第 {n} / {last} 步',
+    '{where} (step {n})': '{where}（第 {n} 步）',
+    'Viewing {where}. ': '正在查看 {where}。',
+    'Back to the current step (Esc)': '回到当前步骤 (Esc)',
+    'Line {n} never ran in this trace.': '第 {n} 行在本次追踪中从未执行。',
+    'Already in the outermost call.': '已经在最外层调用中。',
+    'No traces yet. Trace a lecture with {command}.': '还没有追踪。请用 {command} 追踪一个讲座。',
+    '{n} steps': '{n} 步',
+    'traced {when}': '追踪于 {when}',
+    'Keys in a lecture: l / h step, j / k step over, u step out, R raw code, A reveal, g back here, ? help.': '讲座中的按键：l / h 单步，j / k 逐过程，u 跳出函数，R 代码，A 已执行，g 回到这里，? 帮助。',
+    'No inspected values in this frame yet. A "# @inspect x" comment on a line records x.': '此栈帧中还没有观察的变量值。在某行加上注释“# @inspect x”即可记录 x。',
+    'shares storage with {names}': '与 {names} 共享存储',
+    'Image unavailable': '图片不可用',
+    'Open {where}': '打开 {where}',
+    'Save': '保存',
+    'Save and re-trace (Ctrl+S)': '保存并重新追踪 (Ctrl+S)',
+    'Re-trace': '重新追踪',
+    'Trace the lecture again without changing it': '不修改讲座，重新追踪一次',
+    'Close': '关闭',
+    'Close the editor (Escape)': '关闭编辑器 (Escape)',
+    'Edit': '编辑',
+    'Edit this lecture and re-trace it (e)': '编辑此讲座并重新追踪 (e)',
   },
 };
 
@@ -113,7 +179,7 @@ export function language() {
   return current;
 }
 
-/** t('Step back') -> the chosen language's wording; t('Line {n} never ran.', {n: 3}) fills fields. */
+/** t('Step back') -> the chosen language's wording; t('line {n}', { n: 3 }) fills fields. */
 export function t(english, fields = {}) {
   const wording = (STRINGS[current] && STRINGS[current][english]) || english;
   return wording.replace(/\{(\w+)\}/g, (whole, name) => (name in fields ? String(fields[name]) : whole));
@@ -145,17 +211,25 @@ export function onLanguageChange(listener) {
     data-i18n-attrs="title aria-label" (those attributes). The English is kept on the element. */
 export function translatePage(root = document) {
   document.documentElement.lang = current;
-  for (const node of root.querySelectorAll('[data-i18n]')) {
+  const marked = (selector) => [...(root.matches && root.matches(selector) ? [root] : []), ...root.querySelectorAll(selector)];
+  for (const node of marked('[data-i18n]')) {
     if (node.dataset.i18nEnglish === undefined) node.dataset.i18nEnglish = node.textContent;
     node.textContent = t(node.dataset.i18nEnglish);
   }
-  for (const node of root.querySelectorAll('[data-i18n-attrs]')) {
+  for (const node of marked('[data-i18n-attrs]')) {
     for (const attribute of node.dataset.i18nAttrs.split(/\s+/).filter(Boolean)) {
       const key = `i18nEnglish${attribute.replace(/(^|-)(\w)/g, (_, __, c) => c.toUpperCase())}`;
       if (node.dataset[key] === undefined) node.dataset[key] = node.getAttribute(attribute) || '';
       node.setAttribute(attribute, t(node.dataset[key]));
     }
   }
+}
+
+/** Mark an element built once (a button) for translatePage, translate it now and on every change. */
+export function translatable(node) {
+  translatePage(node);
+  onLanguageChange(() => translatePage(node));
+  return node;
 }
 
 /** A <select> offering every language, showing and changing the chosen one. */

@@ -2,6 +2,7 @@
    live by `cs336-lectures serve`). */
 
 import { el, formatCount } from './dom.js';
+import { t } from './i18n.js';
 
 const INDEX_URL = 'traces/index.json';
 
@@ -34,9 +35,9 @@ function when(created) {
 
 /** renderIndex(container, entries, hrefOf) fills container with one card per trace. */
 export function renderIndex(container, entries, hrefOf) {
-  const heading = el('h1', { text: 'Lectures' });
+  const heading = el('h1', { text: t('Lectures') });
   if (!entries.length) {
-    container.replaceChildren(heading, el('p', { class: 'index-empty', text: 'No traces yet. Trace a lecture with "cs336-lectures trace lectures/lecture_01.py -o var/traces".' }));
+    container.replaceChildren(heading, el('p', { class: 'index-empty', text: t('No traces yet. Trace a lecture with {command}.', { command: '"cs336-lectures trace lectures/lecture_01.py -o var/traces"' }) }));
     return;
   }
   const cards = entries.map((entry) => {
@@ -45,11 +46,11 @@ export function renderIndex(container, entries, hrefOf) {
       el('a', { class: 'trace-link', href: hrefOf(entry.name), 'data-trace': entry.name },
         el('span', { class: 'trace-title', text: entry.title || entry.name }),
         el('span', { class: 'trace-meta' },
-          el('span', { text: `${formatCount(entry.num_steps ?? 0)} steps` }),
-          entry.created ? el('span', { text: `traced ${when(entry.created)}` }) : null,
+          el('span', { text: t('{n} steps', { n: formatCount(entry.num_steps ?? 0) }) }),
+          entry.created ? el('span', { text: t('traced {when}', { when: when(entry.created) }) }) : null,
           el('span', { class: `badge badge-${status}`, text: status === 'ok' ? 'ok' : status.replace('_', ' ') })),
         entry.message ? el('span', { class: 'trace-message', text: entry.message }) : null));
   });
   container.replaceChildren(heading, el('ul', { class: 'trace-list' }, cards),
-    el('p', { class: 'index-hint', text: 'Keys in a lecture: l / h step, j / k step over, u step out, R raw code, A reveal, g back here, ? help.' }));
+    el('p', { class: 'index-hint', text: t('Keys in a lecture: l / h step, j / k step over, u step out, R raw code, A reveal, g back here, ? help.') }));
 }

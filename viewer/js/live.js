@@ -11,6 +11,7 @@
    Everything from the server or the lecture is inserted as text. */
 
 import { el, isEditable } from './dom.js';
+import { translatable } from './i18n.js';
 
 const TOKEN_KEY = 'cs336-lectures-token';
 const SERVER_HEADER = 'X-CS336-Server'; // on every response of cs336-lectures serve
@@ -75,12 +76,13 @@ class Editor {
     this.discardArmed = false;
     this.title = el('span', { class: 'cs336-live-title' });
     this.status = el('span', { class: 'cs336-live-status', role: 'status', 'aria-live': 'polite' });
-    this.saveButton = el('button', { type: 'button', class: 'cs336-live-save', text: 'Save',
-      title: 'Save and re-trace (Ctrl+S)', onclick: () => this.save() });
-    const retrace = el('button', { type: 'button', text: 'Re-trace',
-      title: 'Trace the lecture again without changing it', onclick: () => this.live.retrace(this.trace) });
-    const close = el('button', { type: 'button', text: 'Close', title: 'Close the editor (Escape)',
-      onclick: () => this.close() });
+    const marked = { 'data-i18n': '', 'data-i18n-attrs': 'title' };
+    this.saveButton = translatable(el('button', { type: 'button', class: 'cs336-live-save', text: 'Save',
+      title: 'Save and re-trace (Ctrl+S)', onclick: () => this.save(), ...marked }));
+    const retrace = translatable(el('button', { type: 'button', text: 'Re-trace',
+      title: 'Trace the lecture again without changing it', onclick: () => this.live.retrace(this.trace), ...marked }));
+    const close = translatable(el('button', { type: 'button', text: 'Close', title: 'Close the editor (Escape)',
+      onclick: () => this.close(), ...marked }));
     this.text = el('textarea', { class: 'cs336-live-text', spellcheck: 'false', autocomplete: 'off',
       autocapitalize: 'off', wrap: 'off', 'aria-label': 'Lecture source' });
     this.text.addEventListener('keydown', (event) => this.onKey(event));
@@ -217,8 +219,8 @@ class Live {
     this.generations = new Map(); // trace -> generation of the last finished re-trace seen
     this.awaiting = null; // the trace whose re-trace the editor started
     this.editor = new Editor(this);
-    this.button = el('button', { type: 'button', class: 'cs336-live-edit', text: 'Edit',
-      title: 'Edit this lecture and re-trace it (e)', hidden: true, onclick: () => this.edit() });
+    this.button = translatable(el('button', { type: 'button', class: 'cs336-live-edit', text: 'Edit',
+      title: 'Edit this lecture and re-trace it (e)', hidden: true, onclick: () => this.edit(), 'data-i18n': '', 'data-i18n-attrs': 'title' }));
     viewer.toolbar?.append(this.button);
     window.addEventListener('cs336:trace-loaded', () => this.updateButton());
     document.addEventListener('keydown', (event) => {

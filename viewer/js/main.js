@@ -7,7 +7,7 @@ import { followLine, loadTrace } from './trace.js';
 import { CodeView } from './code.js';
 import { EnvPanel } from './env.js';
 import { fetchIndex, renderIndex } from './index_page.js';
-import { headingText, installLanguageSwitch, onLanguageChange, translatePage } from './i18n.js';
+import { headingText, installLanguageSwitch, onLanguageChange, t, translatePage } from './i18n.js';
 
 const $ = (id) => document.getElementById(id);
 const TRACE_NAME = /^[\w-][\w.-]*$/;
@@ -140,7 +140,7 @@ class Viewer {
         });
       }
     } catch (error) {
-      container.replaceChildren(el('h1', { text: 'Lectures' }), el('p', { class: 'failure-text', text: error.message }));
+      container.replaceChildren(el('h1', { text: t('Lectures') }), el('p', { class: 'failure-text', text: error.message }));
     }
   }
 
@@ -176,13 +176,13 @@ class Viewer {
   async open(name, step) {
     const token = ++this.loading;
     this.name = name;
-    this.showMessage(`Loading ${name}…`, 'info');
+    this.showMessage(t('Loading {name}…', { name }), 'info');
     this.loadingMessage = $('message').textContent;
     let trace;
     try {
       trace = await this.fetchTrace(name);
     } catch (error) {
-      if (token === this.loading) this.showFailure(`Cannot show the trace "${name}"`, error.message);
+      if (token === this.loading) this.showFailure(t('Cannot show the trace "{name}"', { name }), error.message);
       return;
     }
     if (token === this.loading) this.install(name, trace, step);
@@ -195,7 +195,7 @@ class Viewer {
   install(name, trace, step, scrollTop = null) {
     if (!trace.visibleSteps.length) {
       const why = trace.header.message ? ` (${trace.header.status}: ${trace.header.message})` : '';
-      this.showFailure(`The trace "${name}" is empty`, `It records no steps to show${why}. Trace the lecture again.`);
+      this.showFailure(t('The trace "{name}" is empty', { name }), t('It records no steps to show{why}. Trace the lecture again.', { why }));
       return;
     }
     this.trace = trace;
@@ -269,10 +269,11 @@ class Viewer {
       box.hidden = true;
       return;
     }
-    const what = { error: 'The lecture raised an error', max_steps: 'The run hit its step limit', timeout: 'The run timed out' }[header.status] || `The run ended with status ${header.status}`;
+    const what = { error: t('The lecture raised an error'), max_steps: t('The run hit its step limit'), timeout: t('The run timed out') }[header.status]
+      || t('The run ended with status {status}', { status: header.status });
     box.replaceChildren(el('span', { text: `${what}${header.message ? `: ${header.message}` : ''}` }));
     if (this.trace.errorStep >= 0) {
-      box.append(' ', el('button', { class: 'linklike', text: 'show the error', onclick: () => this.show(this.trace.snap(this.trace.errorStep), { history: 'push' }) }));
+      box.append(' ', el('button', { class: 'linklike', text: t('show the error'), onclick: () => this.show(this.trace.snap(this.trace.errorStep), { history: 'push' }) }));
     }
     box.className = `status status-${header.status}`;
     box.hidden = false;
@@ -282,7 +283,7 @@ class Viewer {
     const toc = $('toc');
     const { headings } = this.trace;
     $('lecture-view').classList.toggle('no-toc', !headings.length);
-    toc.replaceChildren(el('div', { class: 'toc-title', text: 'Contents' }),
+    toc.replaceChildren(el('div', { class: 'toc-title', text: t('Contents') }),
       el('ol', {}, headings.map((h, i) => el('li', { class: `toc-h${h.level}`, 'data-heading': i },
         el('a', { href: this.urlWith(this.name, h.step).href, text: headingText(h), title: headingText(h), onclick: (event) => {
           event.preventDefault();
@@ -319,13 +320,13 @@ class Viewer {
     if (unit && scroll) this.scrollToCurrent();
     this.env.update(trace, s, trace.previous(s));
     if (trace.stepCall[s] !== this.call) this.buildCrumbs(s);
-    else this.crumbLine.textContent = `line ${trace.lineOfStep(s)}`;
+    else this.crumbLine.textContent = t('line {n}', { n: trace.lineOfStep(s) });
     const heading = trace.headingAt(s);
     if (heading !== this.heading) this.markHeading(heading);
     const position = trace.visPos[s];
     const count = trace.visibleSteps.length;
     $('bar').style.width = `${((position + 1) / count) * 100}%`;
-    $('counter').textContent = `step ${formatCount(s)} / ${formatCount(trace.numSteps - 1)}`;
+    $('counter').textContent = t('step {n} / {last}', { n: formatCount(s), last: formatCount(trace.numSteps - 1) });
     this.writeUrl(history);
   }
 
@@ -353,11 +354,11 @@ class Viewer {
       const name = trace.functionName(frame.call);
       const path = trace.files[trace.fileOfStep(frame.step)].path;
       if (i === frames.length - 1) {
-        this.crumbLine = el('span', { class: 'crumb-line', text: `line ${trace.lineOfStep(s)}` });
+        this.crumbLine = el('span', { class: 'crumb-line', text: t('line {n}', { n: trace.lineOfStep(s) }) });
         crumbs.append(el('span', { class: 'crumb current', title: path }, el('span', { text: name }), ' ', this.crumbLine));
       } else {
         const target = trace.snap(frame.step); // the calling line, or the next stop when it is not one
-        crumbs.append(el('button', { class: 'crumb', title: `${path}:${trace.lineOfStep(frame.step)} (step ${frame.step})`, text: name,
+        crumbs.append(el('button', { class: 'crumb', title: t('{where} (step {n})', { where: `${path}:${trace.lineOfStep(frame.step)}`, n: frame.step }), text: name,
           onclick: () => this.show(target, { history: 'push' }) }));
       }
     });
@@ -398,8 +399,8 @@ class Viewer {
     }
     if (file !== trace.fileOfStep(this.step)) {
       const box = $('elsewhere');
-      box.replaceChildren(el('span', { text: `Viewing ${trace.files[file].path}:${line}. ` }),
-        el('button', { class: 'linklike', text: 'Back to the current step (Esc)', onclick: () => this.show(this.step) }));
+      box.replaceChildren(el('span', { text: t('Viewing {where}. ', { where: `${trace.files[file].path}:${line}` }) }),
+        el('button', { class: 'linklike', text: t('Back to the current step (Esc)'), onclick: () => this.show(this.step) }));
       box.hidden = false;
     }
   }
@@ -412,7 +413,7 @@ class Viewer {
     // A line inside a statement spread over several lines may have no step of its own: its statement's.
     if (target < 0) target = trace.stepAtLine(this.step, file, trace.heads[file][line]);
     if (target >= 0) this.show(target, { history: 'push' });
-    else this.showMessage(`Line ${line} never ran in this trace.`, 'info', 2500);
+    else this.showMessage(t('Line {n} never ran in this trace.', { n: line }), 'info', 2500);
   }
 
   seek(event) {
@@ -463,7 +464,7 @@ class Viewer {
     const target = moves[action] ? moves[action]() : -1;
     if (target >= 0) this.show(target, { history: repeat ? 'replace-later' : 'push' });
     else if (!$('elsewhere').hidden) this.show(s);
-    else if (action === 'out') this.showMessage('Already in the outermost call.', 'info', 2000);
+    else if (action === 'out') this.showMessage(t('Already in the outermost call.'), 'info', 2000);
   }
 
   /** On a narrow screen the contents live behind a button, over the code while open. */

@@ -3,7 +3,7 @@
    in as HTML; titles, authors, URLs and error texts go in as text. */
 
 import { el, safeUrl } from './dom.js';
-import { fallbackReason, language, localized } from './i18n.js';
+import { fallbackReason, language, localized, t } from './i18n.js';
 
 /** An asset path from the trace (relative to the trace file) or a data: image URL, else null. */
 function assetUrl(src, traceUrl) {
@@ -14,7 +14,7 @@ function assetUrl(src, traceUrl) {
 
 function placeholder(alt, error) {
   return el('div', { class: 'r-missing', role: 'img', 'aria-label': alt || 'image' },
-    el('strong', { text: 'Image unavailable' }), alt ? el('span', { text: ` — ${alt}` }) : null,
+    el('strong', { text: t('Image unavailable') }), alt ? el('span', { text: ` — ${alt}` }) : null,
     error ? el('div', { class: 'r-error', text: error }) : null);
 }
 
@@ -61,7 +61,7 @@ function link(rendering, trace, openFile) {
   if (Number.isInteger(rendering.file)) {
     const file = trace.files[rendering.file];
     const where = file ? `${file.path}:${rendering.line}` : `file ${rendering.file}`;
-    const anchor = el('a', { class: 'r-link r-internal', href: '#', title: `Open ${where}` },
+    const anchor = el('a', { class: 'r-link r-internal', href: '#', title: t('Open {where}', { where }) },
       el('span', { class: 'r-link-title', text: rendering.title }), el('span', { class: 'r-where', text: where }));
     anchor.addEventListener('click', (event) => {
       event.preventDefault();
