@@ -279,3 +279,16 @@ def test_version_1_traces_still_load_and_validate(tmp_path, validate_trace):
                   {"translations": {"ru": {"html": "<p>привет</p>"}}}):  # a language is a code; headings required
         with pytest.raises(jsonschema.ValidationError, match="is not valid under any of the given schemas"):
             validate_trace(make_trace([[0, 2, {"r": [{**rendering, **wrong}]}]]))
+
+
+def test_a_broken_catalog_warns_once_and_its_language_falls_back_to_english(tmp_path, validate_trace):
+    lecture = copy_example(tmp_path)
+    catalog_path(lecture, "ru").write_text("language: ru\nentries: [oops\n", encoding="utf-8")
+    done = cli("trace", lecture.name, "-o", "out", "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    validate_trace(tmp_path / "out" / "example_i18n.json")
+    trace = load_trace(tmp_path / "out" / "example_i18n.json")
+    warnings = "".join(step.stderr for step in trace.steps)
+    assert warnings.count("cs336-lectures: warning:") == 1 and "ru/example_i18n.yaml: cannot read the catalog" in warnings
+    title = markdowns(trace)[0]
+    assert set(title["translations"]) == {"zh"} and title["untranslated"] == {"ru": "missing"}
