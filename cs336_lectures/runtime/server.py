@@ -157,11 +157,15 @@ class Lecture:
         self.generation = 0
         self.seen = self.stamp()
 
+    def sources(self) -> list[Path]:
+        """The files its trace is made from: the lecture, then its translation catalogs (which may not exist)."""
+        return [self.path, *(catalog_path(self.path, language) for language in LANGUAGES)]
+
     def stamp(self) -> tuple | None:
-        """(mtime, size) of the lecture, then of each translation catalog (None where there is none),
-        so that a translator's save re-traces too; None while the lecture itself is missing."""
+        """(mtime, size) of each of its sources (None for a missing catalog), so that a translator's
+        save re-traces too; None while the lecture itself is missing."""
         stamps = []
-        for path in (self.path, *(catalog_path(self.path, language) for language in LANGUAGES)):
+        for path in self.sources():
             try:
                 stat = path.stat()
             except OSError:
@@ -402,7 +406,8 @@ class LectureServer(ThreadingHTTPServer):
         for lecture in self.lectures.values():
             trace = self.traces_dir / f"{lecture.name}.json"
             try:
-                stale = trace.stat().st_mtime < lecture.path.stat().st_mtime
+                newest = max(path.stat().st_mtime for path in lecture.sources() if path == lecture.path or path.exists())
+                stale = trace.stat().st_mtime < newest
             except FileNotFoundError:
                 stale = True
             if stale:
