@@ -712,6 +712,13 @@ def run(args: argparse.Namespace) -> int:
     if not (VIEWER_DIR / "index.html").is_file():
         print(f"cs336-lectures: error: the viewer is missing ({VIEWER_DIR}/index.html)", file=sys.stderr)
         return 2
+    from cs336_lectures.runtime.course_import import refuse_to_replace_course_trace
+
+    for path in args.lectures:  # a clone of the Stanford course keeps its published traces in var/traces
+        refusal = refuse_to_replace_course_trace(Path(args.traces) / f"{Path(path).stem}.json", "--traces")
+        if refusal:
+            print(f"cs336-lectures: error: {refusal}", file=sys.stderr)
+            return 2
     try:
         server = LectureServer([Path(path) for path in args.lectures], Path(args.traces), host=args.host,
                                port=args.port, max_steps=args.max_steps, timeout=args.timeout,

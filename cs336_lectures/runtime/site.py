@@ -61,11 +61,13 @@ def trace_files(traces_dir: Path) -> list[Path]:
 def _check_format(data: object, path: Path) -> dict:
     if not isinstance(data, dict):
         raise SiteError(f"{path}: not a trace (the JSON is not an object)")
+    if data.get("format") is None and "steps" in data and "files" in data:
+        raise SiteError(f"{path}: a trace in the Stanford course's format; convert it with `cs336-lectures import {path}`")
     if data.get("format") != FORMAT:
         raise SiteError(f"{path}: not a trace (format is {data.get('format')!r}, expected {FORMAT!r})")
     if data.get("version") not in READABLE_VERSIONS:
-        raise SiteError(f"{path}: trace version {data.get('version')!r} is not supported (this build reads versions "
-                        f"{', '.join(map(str, READABLE_VERSIONS))})")
+        raise SiteError(f"{path}: trace version {data.get('version')!r} is not supported "
+                        f"(this build reads versions {', '.join(map(str, READABLE_VERSIONS))})")
     header = data.get("header")
     if not isinstance(header, dict):
         raise SiteError(f"{path}: the trace has no header")

@@ -28,6 +28,7 @@ export class CodeView {
     this.current = null;
     this.output = null;
     this.build();
+    trace.solutions.decorate(this);
   }
 
   build() {

@@ -44,16 +44,19 @@ export class EnvPanel {
     const storages = new Map();
     for (const [name, entry] of env) {
       let row = this.rows.get(name);
-      if (!row || row.value !== entry.value) {
+      const concealed = trace.solutions.conceals(entry.step);
+      if (!row || row.value !== entry.value || row.concealed !== concealed) {
         const note = el('div', { class: 'env-note' });
+        const shown = concealed ? el('span', { class: 'v-note solution-concealed', text: '(in a solution: show it to see this value)' })
+          : safeRender(entry.value);
         const node = el('div', { class: 'env-row', 'data-name': name },
-          el('div', { class: 'env-name', text: name }), el('div', { class: 'env-value' }, safeRender(entry.value), note));
-        row = { value: entry.value, note, node };
+          el('div', { class: 'env-name', text: name }), el('div', { class: 'env-value' }, shown, note));
+        row = { value: entry.value, concealed, note, node };
         this.rows.set(name, row);
       }
       row.node.classList.toggle('changed', entry.step > since);
       rows.push(row);
-      if (isTensor(entry.value)) {
+      if (isTensor(entry.value) && !concealed) {
         const names = storages.get(entry.value.storage) || [];
         names.push(name);
         storages.set(entry.value.storage, names);
@@ -61,7 +64,7 @@ export class EnvPanel {
     }
     for (const name of [...this.rows.keys()]) if (!env.has(name)) this.rows.delete(name);
     for (const [name, row] of this.rows) {
-      const shared = isTensor(row.value) ? storages.get(row.value.storage).filter((other) => other !== name) : [];
+      const shared = isTensor(row.value) && !row.concealed ? storages.get(row.value.storage).filter((other) => other !== name) : [];
       row.note.textContent = shared.length ? t('shares storage with {names}', { names: shared.join(', ') }) : '';
     }
     const nodes = rows.length ? rows.map((row) => row.node) : [this.empty];

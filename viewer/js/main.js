@@ -198,6 +198,8 @@ class Viewer {
       this.showFailure(t('The trace "{name}" is empty', { name }), t('It records no steps to show{why}. Trace the lecture again.', { why }));
       return;
     }
+    // A re-traced lecture keeps the solutions the reader had opened.
+    if (this.trace && this.name === name) trace.solutions.open = new Set(this.trace.solutions.open);
     this.trace = trace;
     this.name = name;
     this.views.clear();
@@ -206,6 +208,7 @@ class Viewer {
     this.call = -1;
     this.heading = -2;
     this.env = new EnvPanel($('env'));
+    trace.solutions.onChange = () => this.env.update(trace, this.step, trace.previous(this.step));
     this.showLecture();
     this.buildStatus();
     this.buildToc();
@@ -315,6 +318,7 @@ class Viewer {
     if (!trace || s < 0) return;
     this.step = s;
     $('elsewhere').hidden = true;
+    trace.solutions.visit(s);
     const view = this.showFile(trace.fileOfStep(s));
     const unit = view.setStep(s);
     if (unit && scroll) this.scrollToCurrent();

@@ -10,8 +10,10 @@
    Indexes are flat Int32Arrays in CSR form: the items of key k are
    items[offsets[k] .. offsets[k + 1]), sorted by step. */
 
+import { readSolutions } from './solution.js';
+
 const FORMAT = 'cs336-lectures-trace';
-const VERSIONS = [1, 2]; // version 2 adds optional fields only (translations), so version 1 still reads
+const VERSIONS = [1, 2]; // version 2 only adds optional fields (solutions, translations)
 const SNAPSHOT_EVERY = 64;
 /** A step number later than any step: "never runs" sorts after every real step. */
 export const NEVER = 0x7fffffff;
@@ -197,6 +199,7 @@ export class Trace {
     this.indexSteps();
     this.indexFrames();
     this.snapshots = new Map();
+    this.solutions = readSolutions(data.solutions, this, fail);
   }
 
   /** Check the files; number every (file, line) pair; find statements and @hide lines. */
