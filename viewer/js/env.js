@@ -47,7 +47,7 @@ export class EnvPanel {
       const concealed = trace.solutions.conceals(entry.step);
       if (!row || row.value !== entry.value || row.concealed !== concealed) {
         const note = el('div', { class: 'env-note' });
-        const shown = concealed ? el('span', { class: 'v-note solution-concealed', text: '(in a solution: show it to see this value)' })
+        const shown = concealed ? el('span', { class: 'v-note solution-concealed', text: t('(in a solution: show it to see this value)') })
           : safeRender(entry.value);
         const node = el('div', { class: 'env-row', 'data-name': name },
           el('div', { class: 'env-name', text: name }), el('div', { class: 'env-value' }, shown, note));

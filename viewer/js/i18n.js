@@ -83,6 +83,9 @@ const STRINGS = {
     'Close the editor (Escape)': 'Закрыть редактор (Escape)',
     'Edit': 'Править',
     'Edit this lecture and re-trace it (e)': 'Править эту лекцию и трассировать её заново (e)',
+    'Show solution': 'Показать решение',
+    'Hide solution': 'Скрыть решение',
+    '(in a solution: show it to see this value)': '(внутри решения: откройте его, чтобы увидеть значение)',
   },
   zh: {
     'Language': '语言',
@@ -156,6 +159,9 @@ const STRINGS = {
     'Close the editor (Escape)': '关闭编辑器 (Escape)',
     'Edit': '编辑',
     'Edit this lecture and re-trace it (e)': '编辑此讲座并重新追踪 (e)',
+    'Show solution': '显示答案',
+    'Hide solution': '隐藏答案',
+    '(in a solution: show it to see this value)': '（在答案中：展开答案即可看到此值）',
   },
 };
 
