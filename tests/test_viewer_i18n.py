@@ -102,9 +102,12 @@ def interface_strings() -> set[str]:
     strings: set[str] = set()
 
     class Marked(HTMLParser):
+        """Collects marked text; a child marked data-i18n-field="name" counts as {name}."""
+
         def __init__(self) -> None:
             super().__init__()
             self.collecting: list[str] | None = None
+            self.in_field = False
 
         def handle_starttag(self, tag: str, attrs: list) -> None:
             attributes = dict(attrs)
@@ -112,13 +115,18 @@ def interface_strings() -> set[str]:
                 strings.add(attributes[name])
             if "data-i18n" in attributes:
                 self.collecting = []
+            elif self.collecting is not None and "data-i18n-field" in attributes:
+                self.collecting.append("{" + attributes["data-i18n-field"] + "}")
+                self.in_field = True
 
         def handle_data(self, data: str) -> None:
-            if self.collecting is not None:
+            if self.collecting is not None and not self.in_field:
                 self.collecting.append(data)
 
         def handle_endtag(self, tag: str) -> None:
-            if self.collecting is not None:
+            if self.in_field:
+                self.in_field = False
+            elif self.collecting is not None:
                 strings.add("".join(self.collecting))
                 self.collecting = None
 
@@ -134,7 +142,9 @@ def interface_strings() -> set[str]:
 def test_every_interface_string_is_translated():
     source = (VIEWER / "js" / "i18n.js").read_text(encoding="utf-8")
     wanted = interface_strings()
-    assert {"Keys", "Step back (h, ←)", "Contents", "step {n} / {last}", "Save and re-trace (Ctrl+S)"} <= wanted
+    assert {"Keys", "Step back (h, ←)", "Contents", "step {n} of {total}", "Save and re-trace (Ctrl+S)",
+            "edit the lecture under its code (with {command}, from the URL it printed)", "copy exact",
+            "Re-tracing {name} failed: {error}", "go to line {n}", "file fails now"} <= wanted
     for language in ("ru", "zh"):
         block = source.split(f"\n  {language}: {{\n", 1)[1].split("\n  },", 1)[0]
         translated = set(re.findall(r"^    '((?:[^'\\]|\\.)*)': '", block, re.MULTILINE))
@@ -147,16 +157,25 @@ def test_the_interface_follows_the_language(page, site):
     expect(page.locator(".toc-title")).to_have_text("Содержание")
     assert page.locator("button[data-action=back]").get_attribute("title") == "Шаг назад (h, ←)"
     assert page.locator("#raw-button").inner_text() == "Код"
-    assert page.locator("#counter").inner_text().startswith("шаг 0 / ")
+    counter = re.fullmatch(r"шаг (\d+) из (\d+)", page.locator("#counter").inner_text())  # counted from 1, as the list counts
+    assert counter and 1 <= int(counter[1]) <= int(counter[2])
+    assert page.locator("#divider").get_attribute("title") == "Перетащите, чтобы изменить ширину панели значений; двойной щелчок — сбросить"
     page.keyboard.press("?")
     assert page.locator("#help h2").inner_text() == "Клавиши"
+    edit_line = page.locator("#help dd", has_text="править лекцию")
+    assert edit_line.inner_text() == "править лекцию под её кодом (при запущенном cs336-lectures serve, открыв адрес, который он напечатал)"
+    assert edit_line.locator("code").inner_text() == "cs336-lectures serve"  # the command keeps its code styling
     page.keyboard.press("Escape")
     page.locator("#language").select_option("zh")
     expect(page.locator(".toc-title")).to_have_text("目录")
     assert page.locator("#raw-button").inner_text() == "代码"
     assert page.locator("#help dd").first.inner_text() == "前进一步"
+    assert page.locator("#help dd code").inner_text() == "cs336-lectures serve"
+    assert page.locator("#counter").inner_text().startswith("第 ")
     page.locator("#language").select_option("en")
     expect(page.locator(".toc-title")).to_have_text("Contents")
     assert page.locator("button[data-action=back]").get_attribute("title") == "Step back (h, ←)"
+    assert re.fullmatch(r"step \d+ of \d+", page.locator("#counter").inner_text())
     page.goto(site.url + "?lang=zh")
     expect(page.locator("#index-view h1")).to_have_text("讲座")
+    expect(page.locator(".index-hint")).to_contain_text("e 编辑")

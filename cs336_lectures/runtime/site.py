@@ -31,6 +31,7 @@ VIEWER_DIR = Path(__file__).resolve().parents[2] / "viewer"
 VIEWER_PARTS = ("index.html", "css", "js")
 DEFAULT_TRACES = Path("var/traces")
 INDEX_NAME = "index.json"
+FAILED_SUFFIX = ".failed.json"  # the server's copy of a failed re-trace, kept beside the good one
 
 # Header fields are small and come first in a trace, so reading this much almost always
 # finds the whole header without parsing a trace that may be tens of megabytes.
@@ -46,14 +47,14 @@ class SiteError(Exception):
 
 def trace_files(traces_dir: Path) -> list[Path]:
     """The trace files of a folder, by trace name (a lecture, then its sections): `*.json`
-    except the index and hidden temp files."""
+    except the index, hidden temp files and the server's failed re-traces."""
     if not traces_dir.is_dir():
         return []
     return sorted(
         (path
          for path in traces_dir.iterdir()
          if path.suffix == ".json" and path.name != INDEX_NAME and not path.name.startswith(".")
-         and path.is_file()),
+         and not path.name.endswith(FAILED_SUFFIX) and path.is_file()),
         key=lambda path: path.stem,
     )
 
@@ -140,6 +141,9 @@ def index_entry(path: Path) -> dict:
     }
     if header.get("message"):
         entry["message"] = str(header["message"])
+    docstring = header.get("docstring")
+    if isinstance(docstring, str) and docstring.strip():
+        entry["summary"] = docstring.strip().splitlines()[0]  # the card's title and one-line summary
     return entry
 
 

@@ -644,6 +644,17 @@ def _display_path(path: str) -> str:
 # --- tracing one lecture file ------------------------------------------------------------------
 
 
+MAX_DOCSTRING = 2000  # characters kept in the header: the list of lectures reads it from the file's start
+
+
+def _module_docstring(module: types.ModuleType) -> str | None:
+    """The lecture's docstring, dedented and bounded: the list of lectures shows its first line."""
+    doc = module.__doc__
+    if not isinstance(doc, str) or not doc.strip():
+        return None
+    return inspect.cleandoc(doc)[:MAX_DOCSTRING]
+
+
 def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
                   trace_modules: tuple[str, ...] = (), inspect_all: bool = False,
                   max_steps: int | None = None, timeout: float | None = None, seed: int = 0,
@@ -674,12 +685,15 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
                 run = _entry_function(path, module, entry)
             _make_folder(output_dir)  # before the run, so that a bad -o does not cost a whole lecture
             failure = tracer.run(run)
+            docstring = _module_docstring(module)
             if entry == "<module>" and _is_top_level_import_error(path, failure):
                 raise _import_failure(path, failure)  # as it is for a lecture with a main()
 
         header = {"title": title, "source": str(path), "entry": entry, "created": created,
                   "elapsed_s": round(tracer.elapsed_s, 3), **environment(), "command": list(command),
                   "seed": seed, "status": "ok"}
+        if docstring:
+            header["docstring"] = docstring
         message = None
         if failure is not None:
             header["status"] = "error"

@@ -4,7 +4,7 @@
 
 import { el } from './dom.js';
 import { t } from './i18n.js';
-import { renderValue } from './values.js';
+import { exactText, renderValue } from './values.js';
 
 const isTensor = (v) => v && typeof v === 'object' && (v.t === 'tensor' || v.t === 'ndarray');
 
@@ -15,6 +15,24 @@ function safeRender(value) {
   } catch (error) {
     return el('span', { class: 'v-note', text: `(this value cannot be shown: ${error.message})` });
   }
+}
+
+/** Put the value, every digit of it, on the clipboard; the button says it worked. */
+async function copyExact(value, button) {
+  const text = exactText(value);
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch {
+    // No clipboard API (a page not served from localhost or HTTPS): the old way.
+    const area = el('textarea', { class: 'env-copy-buffer' });
+    area.value = text;
+    document.body.append(area);
+    area.select();
+    document.execCommand('copy');
+    area.remove();
+  }
+  button.textContent = t('copied');
+  setTimeout(() => { button.textContent = t('copy exact'); }, 1200);
 }
 
 export class EnvPanel {
@@ -47,10 +65,14 @@ export class EnvPanel {
       const concealed = trace.solutions.conceals(entry.step);
       if (!row || row.value !== entry.value || row.concealed !== concealed) {
         const note = el('div', { class: 'env-note' });
+        const value = entry.value;
+        const copy = el('button', { type: 'button', class: 'env-copy', text: t('copy exact'),
+          title: t('Copy {name} with every digit', { name }), onclick: () => copyExact(value, copy) });
         const shown = concealed ? el('span', { class: 'v-note solution-concealed', text: t('(in a solution: show it to see this value)') })
-          : safeRender(entry.value);
+          : safeRender(value);
         const node = el('div', { class: 'env-row', 'data-name': name },
-          el('div', { class: 'env-name', text: name }), el('div', { class: 'env-value' }, shown, note));
+          el('div', { class: 'env-title' }, el('div', { class: 'env-name', text: name }), concealed ? null : copy),
+          el('div', { class: 'env-value' }, shown, note));
         row = { value: entry.value, concealed, note, node };
         this.rows.set(name, row);
       }

@@ -61,7 +61,7 @@ const STRINGS = {
     'The run ended with status {status}': 'Запуск завершился со статусом {status}',
     'show the error': 'показать ошибку',
     'line {n}': 'строка {n}',
-    'step {n} / {last}': 'шаг {n} / {last}',
+    'step {n} of {total}': 'шаг {n} из {total}',
     '{where} (step {n})': '{where} (шаг {n})',
     'Viewing {where}. ': 'Открыто {where}. ',
     'Back to the current step (Esc)': 'Вернуться к текущему шагу (Esc)',
@@ -70,7 +70,7 @@ const STRINGS = {
     'No traces yet. Trace a lecture with {command}.': 'Трасс пока нет. Трассируйте лекцию командой {command}.',
     '{n} steps': 'шагов: {n}',
     'traced {when}': 'трасса от {when}',
-    'Keys in a lecture: l / h step, j / k step over, u step out, R raw code, A reveal, g back here, ? help.': 'Клавиши в лекции: l / h — шаг, j / k — шаг с обходом, u — выход из функции, R — код, A — пройденное, g — сюда, ? — справка.',
+    'Keys in a lecture: l / h step, j / k step over, u step out, R raw code, A reveal, e edit (under cs336-lectures serve; Ctrl+S saves and re-traces), g back here, ? help.': 'Клавиши в лекции: l / h — шаг, j / k — шаг с обходом, u — выход из функции, R — код, A — пройденное, e — правка (при cs336-lectures serve; Ctrl+S сохраняет и трассирует заново), g — сюда, ? — справка.',
     'No inspected values in this frame yet. A "# @inspect x" comment on a line records x.': 'В этом кадре пока нет отслеживаемых значений. Комментарий «# @inspect x» в строке записывает x.',
     'shares storage with {names}': 'общая память с {names}',
     'Image unavailable': 'Изображение недоступно',
@@ -86,6 +86,29 @@ const STRINGS = {
     'Show solution': 'Показать решение',
     'Hide solution': 'Скрыть решение',
     '(in a solution: show it to see this value)': '(внутри решения: откройте его, чтобы увидеть значение)',
+    'edit the lecture under its code (with {command}, from the URL it printed)': 'править лекцию под её кодом (при запущенном {command}, открыв адрес, который он напечатал)',
+    'in the editor: save and re-trace; Esc closes it': 'в редакторе: сохранить и трассировать заново; Esc закрывает его',
+    'Width of the values panel (drag, or ← / →; double-click resets)': 'Ширина панели значений (перетащите или ← / →; двойной щелчок — сбросить)',
+    'Drag to resize the values panel; double-click resets': 'Перетащите, чтобы изменить ширину панели значений; двойной щелчок — сбросить',
+    'copy exact': 'копировать точно',
+    'copied': 'скопировано',
+    'Copy {name} with every digit': 'Скопировать {name} со всеми знаками',
+    '1 step': '1 шаг',
+    'file fails now': 'файл сейчас падает',
+    'The file on disk fails to trace (this trace is the last good one): {error}': 'Файл на диске не удаётся трассировать (это последняя удачная трасса): {error}',
+    'Editing needs the token the server printed at start-up: open the URL from the terminal where {command} runs, the one ending in ?token=…': 'Для правки нужен токен, который сервер напечатал при запуске: откройте адрес из терминала, где работает {command}, тот, что оканчивается на ?token=…',
+    'traceback': 'трассировка стека',
+    'Dismiss': 'Скрыть',
+    'the re-trace failed': 'повторная трассировка не удалась',
+    'Re-tracing {name} failed: {error}': 'Повторная трассировка {name} не удалась: {error}',
+    '(the failed run cannot be opened: {error})': '(неудачный запуск не открывается: {error})',
+    'go to line {n}': 'к строке {n}',
+    'Open the failed run at the step that failed': 'Открыть неудачный запуск на шаге, где произошла ошибка',
+    'edit line {n}': 'править строку {n}',
+    'Open the lecture in the editor at the failing line': 'Открыть лекцию в редакторе на строке с ошибкой',
+    'last good trace': 'последняя удачная трасса',
+    '{title} (failed run)': '{title} (неудачный запуск)',
+    'The trace of the last version that ran to the end': 'Трасса последней версии, которая выполнилась до конца',
   },
   zh: {
     'Language': '语言',
@@ -137,7 +160,7 @@ const STRINGS = {
     'The run ended with status {status}': '运行以状态 {status} 结束',
     'show the error': '查看错误',
     'line {n}': '第 {n} 行',
-    'step {n} / {last}': '第 {n} / {last} 步',
+    'step {n} of {total}': '第 {n} 步，共 {total} 步',
     '{where} (step {n})': '{where}（第 {n} 步）',
     'Viewing {where}. ': '正在查看 {where}。',
     'Back to the current step (Esc)': '回到当前步骤 (Esc)',
@@ -146,7 +169,7 @@ const STRINGS = {
     'No traces yet. Trace a lecture with {command}.': '还没有追踪。请用 {command} 追踪一个讲座。',
     '{n} steps': '{n} 步',
     'traced {when}': '追踪于 {when}',
-    'Keys in a lecture: l / h step, j / k step over, u step out, R raw code, A reveal, g back here, ? help.': '讲座中的按键：l / h 单步，j / k 逐过程，u 跳出函数，R 代码，A 已执行，g 回到这里，? 帮助。',
+    'Keys in a lecture: l / h step, j / k step over, u step out, R raw code, A reveal, e edit (under cs336-lectures serve; Ctrl+S saves and re-traces), g back here, ? help.': '讲座中的按键：l / h 单步，j / k 逐过程，u 跳出函数，R 代码，A 已执行，e 编辑（在 cs336-lectures serve 下；Ctrl+S 保存并重新追踪），g 回到这里，? 帮助。',
     'No inspected values in this frame yet. A "# @inspect x" comment on a line records x.': '此栈帧中还没有观察的变量值。在某行加上注释“# @inspect x”即可记录 x。',
     'shares storage with {names}': '与 {names} 共享存储',
     'Image unavailable': '图片不可用',
@@ -162,6 +185,29 @@ const STRINGS = {
     'Show solution': '显示答案',
     'Hide solution': '隐藏答案',
     '(in a solution: show it to see this value)': '（在答案中：展开答案即可看到此值）',
+    'edit the lecture under its code (with {command}, from the URL it printed)': '在代码下方编辑讲座（需运行 {command}，并打开它打印出的网址）',
+    'in the editor: save and re-trace; Esc closes it': '在编辑器中：保存并重新追踪；Esc 关闭编辑器',
+    'Width of the values panel (drag, or ← / →; double-click resets)': '变量面板的宽度（拖动，或用 ← / →；双击恢复默认）',
+    'Drag to resize the values panel; double-click resets': '拖动以调整变量面板的宽度；双击恢复默认',
+    'copy exact': '复制精确值',
+    'copied': '已复制',
+    'Copy {name} with every digit': '复制 {name} 的全部数位',
+    '1 step': '1 步',
+    'file fails now': '文件当前出错',
+    'The file on disk fails to trace (this trace is the last good one): {error}': '磁盘上的文件追踪失败（这是最后一次成功的追踪）：{error}',
+    'Editing needs the token the server printed at start-up: open the URL from the terminal where {command} runs, the one ending in ?token=…': '编辑需要服务器启动时打印的令牌：请在运行 {command} 的终端里打开以 ?token=… 结尾的那个网址',
+    'traceback': '错误回溯',
+    'Dismiss': '关闭提示',
+    'the re-trace failed': '重新追踪失败',
+    'Re-tracing {name} failed: {error}': '重新追踪 {name} 失败：{error}',
+    '(the failed run cannot be opened: {error})': '（无法打开失败的运行：{error}）',
+    'go to line {n}': '转到第 {n} 行',
+    'Open the failed run at the step that failed': '在出错的步骤打开失败的运行',
+    'edit line {n}': '编辑第 {n} 行',
+    'Open the lecture in the editor at the failing line': '在编辑器中打开讲座并定位到出错的行',
+    'last good trace': '最后一次成功的追踪',
+    '{title} (failed run)': '{title}（失败的运行）',
+    'The trace of the last version that ran to the end': '最后一个完整运行结束的版本的追踪',
   },
 };
 
@@ -213,14 +259,31 @@ export function onLanguageChange(listener) {
   listeners.push(listener);
 }
 
-/** Translate the page's static strings: elements marked data-i18n (their text) and
-    data-i18n-attrs="title aria-label" (those attributes). The English is kept on the element. */
+/** A marked element's English: its text, with each child marked data-i18n-field="name" (a
+    <code> inside a sentence, say) written as {name}. */
+function englishOf(node) {
+  return [...node.childNodes].map((child) => (child.dataset && child.dataset.i18nField ? `{${child.dataset.i18nField}}` : child.textContent)).join('');
+}
+
+/** Put `wording` in `node`, each {name} replaced by the node's own child of that field, so the
+    child (and its styling) moves to where the language puts it in the sentence. */
+function fill(node, wording) {
+  const fields = new Map([...node.children].filter((child) => child.dataset.i18nField).map((child) => [child.dataset.i18nField, child]));
+  if (!fields.size) {
+    node.textContent = wording;
+    return;
+  }
+  node.replaceChildren(...wording.split(/\{(\w+)\}/).map((part, i) => (i % 2 ? fields.get(part) || `{${part}}` : part)));
+}
+
+/** Translate the page's static strings: elements marked data-i18n (their text, fields kept)
+    and data-i18n-attrs="title aria-label" (those attributes). The English is kept on the element. */
 export function translatePage(root = document) {
   document.documentElement.lang = current;
   const marked = (selector) => [...(root.matches && root.matches(selector) ? [root] : []), ...root.querySelectorAll(selector)];
   for (const node of marked('[data-i18n]')) {
-    if (node.dataset.i18nEnglish === undefined) node.dataset.i18nEnglish = node.textContent;
-    node.textContent = t(node.dataset.i18nEnglish);
+    if (node.dataset.i18nEnglish === undefined) node.dataset.i18nEnglish = englishOf(node);
+    fill(node, t(node.dataset.i18nEnglish));
   }
   for (const node of marked('[data-i18n-attrs]')) {
     for (const attribute of node.dataset.i18nAttrs.split(/\s+/).filter(Boolean)) {

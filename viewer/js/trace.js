@@ -411,6 +411,21 @@ export class Trace {
     return offsets[key] < offsets[key + 1] ? items[offsets[key]] : NEVER;
   }
 
+  /** For each function, the first visible step run in any call of it (NEVER if none); made on
+      first use. Reveal mode shows a function's `def` line from then on, so the lines of a
+      helper that ran appear under their own header. */
+  functionFirstSteps() {
+    if (!this.functionFirst) {
+      const first = new Int32Array(this.functions.length).fill(NEVER);
+      for (let s = 0; s < this.steps.length; s++) {
+        const f = this.callFunc[this.stepCall[s]];
+        if (this.visible[s] && s < first[f]) first[f] = s;
+      }
+      this.functionFirst = first;
+    }
+    return this.functionFirst;
+  }
+
   /** Whether the statement starting at (file, line) carries renderings (the code view shows it as a block). */
   statementRenders(file, line) {
     return this.rendersInStatement[this.lineBase[file] + line] === 1;
@@ -430,6 +445,12 @@ export class Trace {
     if (this.visible[s]) return s;
     const p = this.visPos[s];
     return p + 1 < n ? this.visibleSteps[p + 1] : this.visibleSteps[p];
+  }
+
+  /** Where a lecture opens when the URL names no step: the first step that puts something on
+      the page (its title, usually), rather than main()'s first line; else the first step. */
+  openingStep() {
+    return this.renderSteps.length ? this.renderSteps[0] : this.snap(0);
   }
 
   next(s) {
