@@ -312,6 +312,18 @@ def test_without_the_token_edit_is_not_offered_and_e_says_how(browser, live):
 def test_a_failed_retrace_speaks_the_chosen_language(page, live):
     page.goto(f"{live.url}&trace=live_lecture&lang=ru")
     page.wait_for_selector(".code .line.current", state="attached")
+    # The editor's messages too: an unsaved change, then the warning before discarding it.
+    page.keyboard.press("e")
+    editor = page.locator(".cs336-live-text")
+    editor.wait_for(state="visible")
+    assert page.locator(".cs336-live-save").inner_text() == "Сохранить"
+    editor.press("Control+Home")
+    editor.press("Tab")
+    assert page.locator(".cs336-live-status").inner_text() == "Есть несохранённые изменения"
+    editor.press("Escape")
+    assert page.locator(".cs336-live-status").inner_text().startswith("Есть несохранённые изменения: Ctrl+S сохраняет")
+    editor.press("Escape")
+    page.locator(".cs336-live-editor").wait_for(state="hidden")
     live.lecture.write_text(LECTURE.replace("len(greeting) + 1", "len(greeting) / 0"))
     banner = page.locator(".retrace-failure")
     banner.locator(".rf-show").wait_for(timeout=120_000)
