@@ -1,4 +1,4 @@
-"""The command line: `cs336-lectures trace | serve | build` (also `python -m cs336_lectures`).
+"""The command line: `cs336-lectures trace | serve | build | i18n` (also `python -m cs336_lectures`).
 
 `trace` runs lectures under the tracer and writes their traces; `serve` and `build` belong to
 cs336_lectures.runtime.server and cs336_lectures.runtime.site, imported only when asked for, so that tracing
@@ -31,6 +31,7 @@ DELEGATED = {  # subcommand -> (module defining add_arguments(parser) and run(ar
     "import": ("cs336_lectures.runtime.course_import", "convert traces published by the Stanford course into ours"),
     "export": ("cs336_lectures.runtime.export", "write a lecture or a trace as a Jupyter notebook or markdown"),
     "show": ("cs336_lectures.runtime.terminal", "show a trace in the terminal, step by step"),
+    "i18n": ("cs336_lectures.runtime.i18n_cli", "extract and check the translation catalogs of lectures"),
 }
 
 TRACE_DESCRIPTION = """\

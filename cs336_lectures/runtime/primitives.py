@@ -36,6 +36,7 @@ from urllib.parse import urlsplit
 
 from cs336_lectures.runtime.assets import AssetStore, sniff_image_suffix
 from cs336_lectures.runtime.rendering import render_markdown, render_verbatim
+from cs336_lectures.runtime.translation import translate_figure, translate_text
 
 __all__ = ["Recorder", "Reference", "active_recorder", "image", "link", "plot", "set_recorder", "solution", "text"]
 
@@ -130,6 +131,7 @@ def text(markdown: str, verbatim: bool = False, style: dict[str, str] | None = N
     else:
         html, headings = render_markdown(markdown, _anchors)
         rendering = {"type": "markdown", "html": html, "headings": headings}
+        rendering.update(translate_text(markdown, sys._getframe(1), headings, _anchors))
     rendering["source"] = markdown  # what a notebook or a terminal shows instead of the HTML
     if style:
         rendering["style"] = style
@@ -392,6 +394,12 @@ def plot(figure: Any) -> None:
     title = _figure_title(figure)
     try:
         rendering = {"type": "plot", "src": _recorder.assets.add(figure_svg(figure), "svg"), "alt": title}
+        translations = {}
+        drawn = translate_figure(figure, sys._getframe(1), lambda translated: (figure_svg(translated), _figure_title(translated)))
+        for language, (svg, alt) in drawn.items():
+            translations[language] = {"src": _recorder.assets.add(svg, "svg"), "alt": alt}
+        if translations:
+            rendering["translations"] = translations
     except Exception as error:  # run without the tracer, the lecture would not have failed here
         rendering = {"type": "image", "src": None, "alt": title,
                      "error": f"cannot draw the plot: {type(error).__name__}: {error}"}

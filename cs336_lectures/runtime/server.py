@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from cs336_lectures.runtime.catalog import LANGUAGES, catalog_path
 from cs336_lectures.runtime.editing import SourceError, read_source, save_source
 from cs336_lectures.runtime.site import (CONTENT_SECURITY_POLICY, DEFAULT_TRACES, FAILED_SUFFIX, INDEX_NAME, VIEWER_DIR,
                                          build_index)
@@ -168,12 +169,24 @@ class Lecture:
         self.generation = 0
         self.seen = self.stamp()
 
-    def stamp(self) -> tuple[int, int] | None:
-        try:
-            stat = self.path.stat()
-        except OSError:
-            return None
-        return (stat.st_mtime_ns, stat.st_size)
+    def sources(self) -> list[Path]:
+        """The files its trace is made from: the lecture, then its translation catalogs (which may not exist)."""
+        return [self.path, *(catalog_path(self.path, language) for language in LANGUAGES)]
+
+    def stamp(self) -> tuple | None:
+        """(mtime, size) of each of its sources (None for a missing catalog), so that a translator's
+        save re-traces too; None while the lecture itself is missing."""
+        stamps = []
+        for path in self.sources():
+            try:
+                stat = path.stat()
+            except OSError:
+                if path == self.path:
+                    return None
+                stamps.append(None)
+                continue
+            stamps.append((stat.st_mtime_ns, stat.st_size))
+        return tuple(stamps)
 
 
 class Retracer:
@@ -421,7 +434,8 @@ class LectureServer(ThreadingHTTPServer):
         for lecture in self.lectures.values():
             trace = self.traces_dir / f"{lecture.name}.json"
             try:
-                stale = trace.stat().st_mtime < lecture.path.stat().st_mtime
+                newest = max(path.stat().st_mtime for path in lecture.sources() if path == lecture.path or path.exists())
+                stale = trace.stat().st_mtime < newest
             except FileNotFoundError:
                 stale = True
             if stale:

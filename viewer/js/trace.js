@@ -161,6 +161,16 @@ function groupBy(keys, numKeys) {
   return { offsets, items };
 }
 
+/** {language: text} of the index-th heading of a markdown rendering, from its translations. */
+function translatedHeadings(rendering, index) {
+  const texts = {};
+  for (const [language, translation] of Object.entries(rendering.translations || {})) {
+    const heading = translation && Array.isArray(translation.headings) && translation.headings[index];
+    if (Array.isArray(heading) && typeof heading[1] === 'string') texts[language] = heading[1];
+  }
+  return texts;
+}
+
 function checkTop(data) {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) fail('This file holds JSON, but not a trace object.');
   if (data.format !== FORMAT) {
@@ -324,12 +334,12 @@ export class Trace {
       if (!contentIds.has(content)) contentIds.set(content, contentIds.size);
       this.renderingContent[s] = contentIds.get(content);
       for (const rendering of renderings) {
-        for (const heading of (rendering && rendering.headings) || []) {
+        ((rendering && rendering.headings) || []).forEach((heading, index) => {
           const id = `${key}|${heading[2]}|${heading[1]}`;
-          if (seenHeadings.has(id)) continue;
+          if (seenHeadings.has(id)) return;
           seenHeadings.add(id);
-          this.headings.push({ level: heading[0], text: String(heading[1]), anchor: heading[2], step: s });
-        }
+          this.headings.push({ level: heading[0], text: String(heading[1]), anchor: heading[2], step: s, texts: translatedHeadings(rendering, index) });
+        });
       }
     }
     this.visibleSteps = new Int32Array(numVisible);
