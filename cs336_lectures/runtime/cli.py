@@ -28,6 +28,7 @@ DEFAULT_MAX_STEPS = 10_000_000  # about 1.5 GB while tracing; a real lecture tak
 DELEGATED = {  # subcommand -> (module defining add_arguments(parser) and run(args), summary)
     "serve": ("cs336_lectures.runtime.server", "serve the viewer and traces; re-trace lectures when they change"),
     "build": ("cs336_lectures.runtime.site", "export the viewer and traces as a static site"),
+    "jobs": ("cs336_lectures.runtime.jobs", "list trace jobs submitted with --executor, or wait for one"),
 }
 
 TRACE_DESCRIPTION = """\
@@ -121,6 +122,9 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=_seed, default=0, metavar="N",
                         help="seed for random, numpy and torch (default: 0)")
     parser.add_argument("--quiet", action="store_true", help="no progress display, no summary lines")
+    from cs336_lectures.runtime import executor
+
+    executor.add_arguments(parser)
 
 
 def trace(args: argparse.Namespace, argv: list[str]) -> int:
@@ -135,6 +139,10 @@ def trace(args: argparse.Namespace, argv: list[str]) -> int:
             print(f"{PROG}: error: {writers[title]} and {file} would both write {output_dir / title}.json",
                   file=sys.stderr)
             return 2
+    if args.executor is not None:
+        from cs336_lectures.runtime import executor
+
+        return executor.run(args, argv, PROG)
     status = 0
     for file in args.files:
         try:

@@ -634,16 +634,19 @@ def _display_path(path: str) -> str:
 def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
                   trace_modules: tuple[str, ...] = (), inspect_all: bool = False,
                   max_steps: int | None = None, timeout: float | None = None, seed: int = 0,
-                  quiet: bool = False, command: tuple[str, ...] = ()) -> TraceResult:
+                  quiet: bool = False, command: tuple[str, ...] = (),
+                  report_progress: Callable[..., None] | None = None) -> TraceResult:
     """Trace `path` (its main(), a section, or its top level) into `<output_dir>/<stem>[.<section>].json`.
 
-    Raises LectureError when the lecture cannot be started at all.
+    `report_progress(steps, elapsed_s, phase)`, when given, replaces the terminal's progress display
+    (a batch job reports to a file). Raises LectureError when the lecture cannot be started at all.
     """
     entry = _check_lecture(path, section)
     title = trace_title(path, section)
     from cs336_lectures.runtime.assets import AssetStore
 
-    with _progress_display(title, quiet) as on_progress:
+    with _progress_display(title, quiet or report_progress is not None) as on_progress:
+        on_progress = report_progress or on_progress
         with _lecture_module(path, as_main=entry == "<module>") as (module, load):
             # Looked up as the lecture's own imports are: with the lecture's folder on sys.path.
             traced = [path.resolve(), *_module_files(trace_modules)]
