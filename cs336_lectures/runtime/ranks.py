@@ -77,8 +77,8 @@ class _RankEntry:
     group: int
     rank: int
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return _run_rank(self, args, kwargs)
+    def __call__(self, *args: Any, **kwargs: Any) -> None:
+        _run_rank(self, args, kwargs)
 
 
 @dataclass
@@ -310,9 +310,10 @@ def _part_name(group: int, rank: int) -> str:
     return f"group{group}-rank{rank}.json"
 
 
-def _run_rank(entry: _RankEntry, args: tuple, kwargs: dict) -> Any:
+def _run_rank(entry: _RankEntry, args: tuple, kwargs: dict) -> None:
     """Run the lecture's function under a tracer of this process's own; write the steps; end as
-    the function did (its exception is raised again, so that the parent sees the rank fail)."""
+    the function did (its exception is raised again, so that the parent sees the rank fail). Its
+    return value is dropped, as spawn and Process drop it."""
     from cs336_lectures.runtime.assets import AssetStore
     from cs336_lectures.runtime.rendering import highlight_lines
     from cs336_lectures.runtime.tracer import Tracer, _one_line, seed_everything
@@ -326,9 +327,9 @@ def _run_rank(entry: _RankEntry, args: tuple, kwargs: dict) -> Any:
     writer = _PartWriter(tracer, Path(settings.staging) / _part_name(entry.group, entry.rank))
     writer.on_sigterm()
     seed_everything(settings.seed)
-    result: list[Any] = []
     with _recording_collectives(tracer):
-        failure = tracer.run(lambda: result.append(entry.function(*args, **kwargs)))
+        # A partial, not a lambda: it adds no frame of ours to the traceback of the lecture's error.
+        failure = tracer.run(functools.partial(entry.function, *args, **kwargs))
     if failure is not None:
         writer.write("error", _one_line(failure, tracer))
         raise failure
@@ -336,7 +337,6 @@ def _run_rank(entry: _RankEntry, args: tuple, kwargs: dict) -> Any:
         writer.write(tracer.stop_status, tracer.stop_message)
     else:
         writer.write("ok", None)
-    return result[0] if result else None
 
 
 class _PartWriter:

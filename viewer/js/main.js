@@ -7,13 +7,15 @@ import { followLine, loadTrace } from './trace.js';
 import { CodeView } from './code.js';
 import { EnvPanel } from './env.js';
 import { fetchIndex, renderIndex } from './index_page.js';
+import { RanksBar } from './ranks.js';
 
 const $ = (id) => document.getElementById(id);
 const TRACE_NAME = /^[\w-][\w.-]*$/;
 const TRACE_FILE = /^[\w-][\w.\-/]*\.json$/;
 
 // Looked up in lower case, so that Caps Lock (or Shift) changes nothing.
-const KEYS = { l: 'forward', h: 'back', j: 'over', k: 'over-back', u: 'out', r: 'raw', a: 'reveal', g: 'traces', '?': 'help' };
+const KEYS = { l: 'forward', h: 'back', j: 'over', k: 'over-back', u: 'out', r: 'raw', a: 'reveal', g: 'traces', '?': 'help',
+  '[': 'rank-back', ']': 'rank-next' };
 
 function keyAction(event) {
   if (event.key === 'ArrowRight') return event.shiftKey ? 'over' : 'forward';
@@ -27,6 +29,7 @@ class Viewer {
     this.toolbar = $('toolbar');
     this.codePane = $('code');
     this.env = new EnvPanel($('env'));
+    this.ranksBar = new RanksBar($('ranks'), (s) => this.show(s, { history: 'push' }));
     this.trace = null;
     this.name = null;
     this.step = -1;
@@ -312,6 +315,7 @@ class Viewer {
     const unit = view.setStep(s);
     if (unit && scroll) this.scrollToCurrent();
     this.env.update(trace, s, trace.previous(s));
+    this.ranksBar.update(trace, s);
     if (trace.stepCall[s] !== this.call) this.buildCrumbs(s);
     else this.crumbLine.textContent = `line ${trace.lineOfStep(s)}`;
     const heading = trace.headingAt(s);
@@ -453,11 +457,14 @@ class Viewer {
       over: () => trace.stepOver(s, 1),
       'over-back': () => trace.stepOver(s, -1),
       out: () => trace.stepOut(s),
+      'rank-next': () => trace.ranks.switchFrom(s, 1),
+      'rank-back': () => trace.ranks.switchFrom(s, -1),
     };
     const target = moves[action] ? moves[action]() : -1;
     if (target >= 0) this.show(target, { history: repeat ? 'replace-later' : 'push' });
     else if (!$('elsewhere').hidden) this.show(s);
     else if (action === 'out') this.showMessage('Already in the outermost call.', 'info', 2000);
+    else if (action.startsWith('rank-')) this.showMessage('This step runs in the lecture\'s own process, not in a rank.', 'info', 2000);
   }
 
   /** On a narrow screen the contents live behind a button, over the code while open. */

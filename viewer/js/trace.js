@@ -11,9 +11,10 @@
    items[offsets[k] .. offsets[k + 1]), sorted by step. */
 
 import { readSolutions } from './solution.js';
+import { readRanks } from './ranks.js';
 
 const FORMAT = 'cs336-lectures-trace';
-const VERSIONS = [1, 2]; // version 2 only adds optional fields (solutions)
+const VERSIONS = [1, 2]; // version 2 only adds optional fields (solutions, ranks)
 const SNAPSHOT_EVERY = 64;
 /** A step number later than any step: "never runs" sorts after every real step. */
 export const NEVER = 0x7fffffff;
@@ -190,6 +191,7 @@ export class Trace {
     this.indexFrames();
     this.snapshots = new Map();
     this.solutions = readSolutions(data.solutions, this, fail);
+    this.ranks = readRanks(data.ranks, this, fail);
   }
 
   /** Check the files; number every (file, line) pair; find statements and @hide lines. */
