@@ -174,3 +174,35 @@ def test_merge_renumbers_the_parent_and_hangs_ranks_under_their_origin():
     assert merged["ranks"] == [{"group": 0, "rank": 0, "steps": [2, 3], "status": "ok"},
                                {"group": 0, "rank": 1, "steps": [4, 5], "status": "ok"}]
     assert merged["header"]["num_steps"] == 7
+
+
+LONG_RANK = '''import os
+import tempfile
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+
+def main():
+    rendezvous = os.path.join(tempfile.mkdtemp(), "rendezvous")
+    mp.spawn(worker, args=(2, rendezvous), nprocs=2)
+
+
+def worker(rank, world_size, rendezvous):
+    dist.init_process_group("gloo", init_method=f"file://{rendezvous}", rank=rank, world_size=world_size)
+    total = 0
+    for i in range(100 if rank == 0 else 10):
+        total += i
+    dist.all_reduce(torch.ones(1))
+'''
+
+
+def test_a_rank_cut_off_by_max_steps_ends_the_others_instead_of_leaving_them_waiting(tmp_path):
+    lecture = tmp_path / "long_rank.py"
+    lecture.write_text(LONG_RANK)
+    done = trace(lecture, tmp_path / "out", "--max-steps", "100")
+    assert done.returncode == 1, done.stderr
+    zero, one = load_trace(tmp_path / "out" / "long_rank.json").ranks
+    assert (zero.status, len(zero.steps)) == ("max_steps", 100)
+    assert one.status == "aborted" and one.message.startswith("after rank 0 failed")

@@ -55,6 +55,10 @@ WATCH_INTERVAL_S = 0.2  # how often the watcher looks for a failed plain process
 END_GRACE_S = 5.0  # how long a still-running rank gets after the lecture ended, before SIGTERM
 
 
+class RankStopped(Exception):
+    """A rank's tracing was cut off (--max-steps in that process): it ends as a failure."""
+
+
 @dataclass(frozen=True)
 class RankSettings:
     """What a child needs to trace like its parent (picklable: plain strings and numbers)."""
@@ -139,8 +143,10 @@ class RankCollector:
         ended: set[int] = set()
         while not self._stop.is_set():
             running = [s.process.sentinel for s in self.started if not s.torch_spawn and s.process.is_alive()]
-            multiprocessing.connection.wait(running, timeout=WATCH_INTERVAL_S) if running else self._stop.wait(
-                WATCH_INTERVAL_S)
+            if running:
+                multiprocessing.connection.wait(running, timeout=WATCH_INTERVAL_S)
+            else:
+                self._stop.wait(WATCH_INTERVAL_S)
             for started in list(self.started):
                 code = started.process.exitcode
                 if started.torch_spawn or started.group in ended or code in (None, 0):
@@ -256,11 +262,12 @@ def merge_parts(trace: dict, parts: list[tuple[int, int, int, dict]]) -> dict:
 
 
 def _name_the_first_failure(ranks: list[dict], parts: list[dict]) -> None:
-    """In a group where a rank failed, the rank that failed first keeps `error`; a rank that
-    failed or was ended after it (a collective whose peer vanished, SIGTERM) is `aborted`."""
+    """In a group where a rank failed (or was cut off by --max-steps), the rank that did so first
+    keeps its status; a rank that failed or was ended after it (a collective whose peer vanished,
+    SIGTERM) is `aborted`."""
     first: dict[int, tuple[float, int]] = {}
     for entry, part in zip(ranks, parts):
-        if entry["status"] == "error":
+        if entry["status"] in ("error", "max_steps"):
             first[entry["group"]] = min(first.get(entry["group"], (part["ended"], entry["rank"])),
                                         (part["ended"], entry["rank"]))
     for entry, part in zip(ranks, parts):
@@ -335,8 +342,9 @@ def _run_rank(entry: _RankEntry, args: tuple, kwargs: dict) -> None:
         raise failure
     if tracer.stop_status is not None:
         writer.write(tracer.stop_status, tracer.stop_message)
-    else:
-        writer.write("ok", None)
+        # The other ranks may wait for this one in a collective: fail, so that they are ended too.
+        raise RankStopped(f"rank {entry.rank}: {tracer.stop_message}")
+    writer.write("ok", None)
 
 
 class _PartWriter:
