@@ -52,8 +52,8 @@ def test_slurm_without_sbatch_fails_with_one_line(tmp_path):
                env={"PATH": str(Path(sys.executable).parent)})
     assert done.returncode == 2
     assert done.stderr.strip().splitlines() == [
-        "cs336-lectures: error: --executor slurm needs Slurm's `sbatch` on PATH and there is none here "
-        "(run it on the cluster's login node, or use --executor local)"]
+        "cs336-lectures: error: --executor slurm needs Slurm's `sbatch` and `srun` on PATH, and sbatch and srun "
+        "are missing here (run it on the cluster's login node, or use --executor local)"]
     assert not (tmp_path / "var" / "jobs").exists()
 
 
@@ -159,3 +159,39 @@ def test_without_a_terminal_nothing_is_asked(monkeypatch):
 
     monkeypatch.setattr("builtins.input", lambda question: pytest.fail("asked without a terminal"))
     assert executor.ask_on_terminal("Cancel job 7? [y/N] ") is None  # pytest's stdin is no terminal
+
+
+FAKE_SBATCH = '''#!/bin/sh
+# Stands in for Slurm's sbatch: keeps the batch script it was given and answers as sbatch does.
+cp "$1" "$SBATCH_SCRIPT_COPY"
+echo "Submitted batch job 4242"
+'''
+
+
+def test_slurm_settings_reach_the_batch_script(tmp_path):
+    """No cluster here: a stand-in sbatch keeps the script submitit wrote, which must carry the
+    settings of both config files and the command line."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text(FAKE_SBATCH)
+    (bin_dir / "srun").write_text("#!/bin/sh\nexit 1\n")  # only looked for at submission
+    for tool in ("sbatch", "srun"):
+        (bin_dir / tool).chmod(0o755)
+    (tmp_path / "config" / "cs336-lectures").mkdir(parents=True)
+    (tmp_path / "config" / "cs336-lectures" / "cs336-lectures.yaml").write_text(
+        "account: cs336\npartition: cpu\nsetup: [source /shared/venv/bin/activate]\n")
+    (tmp_path / "cs336-lectures.yaml").write_text("qos: high\nargs: {constraint: a100}\n")
+    shutil.copy(LECTURE, tmp_path / "example_basics.py")
+    script = tmp_path / "script.sh"
+    done = cli("trace", "example_basics.py", "--executor", "slurm", "--partition", "gpu", "--gpus", "2", "--time", "30",
+               "--slurm-arg", "constraint=h100", "--detach", cwd=tmp_path,
+               env={"PATH": f"{bin_dir}:{os.environ['PATH']}", "SBATCH_SCRIPT_COPY": str(script)})
+    assert done.returncode == 0, done.stderr
+    assert "submitted job 4242 (slurm)" in done.stderr
+    lines = script.read_text().splitlines()
+    for expected in ("#SBATCH --partition=gpu", "#SBATCH --account=cs336", "#SBATCH --qos=high",
+                     "#SBATCH --gpus-per-node=2", "#SBATCH --time=30", "#SBATCH --constraint=h100",
+                     "source /shared/venv/bin/activate"):
+        assert expected in lines, (expected, lines)
+    record = json.loads((tmp_path / "var" / "jobs" / "4242.job.json").read_text())
+    assert (record["executor"], record["files"]) == ("slurm", ["example_basics.py"])

@@ -141,9 +141,11 @@ def run(args: argparse.Namespace, argv: list[str], prog: str,
 
 def submit(args: argparse.Namespace, settings: dict[str, Any], command: tuple[str, ...]) -> tuple[Any, dict]:
     """Submit one job tracing every file of `args`; returns the submitit job and its record."""
-    if args.executor == "slurm" and shutil.which("sbatch") is None:
-        raise ExecutorError("--executor slurm needs Slurm's `sbatch` on PATH and there is none here "
-                            "(run it on the cluster's login node, or use --executor local)")
+    missing = [tool for tool in ("sbatch", "srun") if shutil.which(tool) is None] if args.executor == "slurm" else []
+    if missing:
+        raise ExecutorError(f"--executor slurm needs Slurm's `sbatch` and `srun` on PATH, and {' and '.join(missing)} "
+                            f"{'is' if len(missing) == 1 else 'are'} missing here (run it on the cluster's login node, "
+                            f"or use --executor local)")
     import submitit
 
     folder = Path(settings.get("jobs_folder", JOBS_FOLDER)).absolute()
