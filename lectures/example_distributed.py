@@ -56,16 +56,17 @@ def all_reduce(rank: int):
 def all_gather(rank: int, world_size: int):
     text("## all-gather: every rank gets every rank's piece")
     piece = torch.full((2,), float(rank))  # @inspect piece
-    gathered = torch.empty(world_size * 2)
-    dist.all_gather_into_tensor(gathered, piece)  # @inspect gathered
+    pieces = [torch.zeros(2) for _ in range(world_size)]
+    dist.all_gather(pieces, piece)  # @inspect pieces
+    text("Each rank contributes one piece and receives all of them, in rank order.")
 
 
 def reduce_scatter(rank: int, world_size: int):
     text("## reduce-scatter: sum, then keep one slice each")
-    full = torch.arange(world_size, dtype=torch.float32) + rank  # @inspect full
-    mine = torch.empty(1)
-    dist.reduce_scatter_tensor(mine, full, op=dist.ReduceOp.SUM)  # @inspect mine
-    text("Rank $r$ keeps slice $r$ of the sum over ranks; all-gathering the slices would rebuild "
+    slices = [torch.tensor([float(rank + index)]) for index in range(world_size)]  # @inspect slices
+    mine = torch.zeros(1)
+    dist.reduce_scatter(mine, slices, op=dist.ReduceOp.SUM)  # @inspect mine
+    text("Rank $r$ keeps the sum over ranks of slice $r$; all-gathering those sums would rebuild "
          "the all-reduce.")
 
 

@@ -68,11 +68,14 @@ def test_collectives_record_their_tensors_before_and_after(example):
     loaded = load_trace(example)
     for rank in loaded.ranks:
         ops = [record["op"] for step in rank.steps for record in step.collectives]
-        assert ops == ["all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor", "broadcast", "all_reduce"]
-        [gather] = [record for step in rank.steps for record in step.collectives if record["op"] == "all_gather_into_tensor"]
+        assert ops == ["all_reduce", "all_gather", "reduce_scatter", "broadcast", "all_reduce"]
+        [gather] = [record for step in rank.steps for record in step.collectives if record["op"] == "all_gather"]
         values = {name: (before, after) for name, before, after in gather["values"]}
-        assert values["input_tensor"][0]["data"] == [float(rank.rank)] * 2
-        assert values["output_tensor"][1]["data"] == [0.0, 0.0, 1.0, 1.0]
+        assert values["tensor"][0]["data"] == [float(rank.rank)] * 2
+        assert [piece["data"] for piece in values["tensor_list"][0]] == [[0.0, 0.0]] * 2
+        assert [piece["data"] for piece in values["tensor_list"][1]] == [[0.0, 0.0], [1.0, 1.0]]
+        # Reduce-scatter: rank r keeps the sum over ranks of slice r (rank + r on each rank).
+        assert rank.values_of("mine")[-1]["data"] == [float(0 + rank.rank + 1 + rank.rank)]
     broadcasts = [record for step in loaded.steps for record in step.collectives if record["op"] == "broadcast"]
     assert broadcasts[1]["values"][0][1]["data"] == [0.0, 0.0, 0.0]  # rank 1 before: zeros
     assert broadcasts[1]["values"][0][2] == broadcasts[0]["values"][0][2]  # after: rank 0's tensor

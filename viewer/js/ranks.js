@@ -154,13 +154,13 @@ export class RanksBar {
           rows.push(el('tr', { class: entry === here ? 'current' : null },
             i === 0 ? el('th', { rowspan: same.values.length, text: String(entry.rank) }) : null,
             el('td', { class: 'collective-arg', text: name }),
-            el('td', {}, safeRender(before)), el('td', {}, safeRender(after))));
+            el('td', { class: 'collective-before' }, safeRender(before)), el('td', { class: 'collective-after' }, safeRender(after))));
         });
       }
       box.append(el('div', { class: 'collective-title', text: `${record.op} on every rank` }),
         el('table', { class: 'collective-table' },
           el('thead', {}, el('tr', {}, el('th', { text: 'rank' }), el('th', { text: 'argument' }),
-            el('th', { text: 'before' }), el('th', { text: 'after' }))),
+            el('th', { text: 'before the call' }), el('th', { text: 'after' }))),
           el('tbody', {}, rows)));
     });
     return box;
