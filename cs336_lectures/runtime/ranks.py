@@ -26,6 +26,7 @@ plain processes started while earlier ones still run join their group, in start 
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import json
@@ -64,7 +65,7 @@ class RankSettings:
     """What a child needs to trace like its parent (picklable: plain strings and numbers)."""
 
     traced_paths: tuple[str, ...]
-    staging: str
+    staging: str  # the folder ranks write their steps to; made when the first rank starts
     assets_dir: str
     files_dir: str
     inspect_all: bool
@@ -110,16 +111,19 @@ class RankCollector:
         target, args = process._target, tuple(process._args)
         spawned = (getattr(target, "__module__", None) == "torch.multiprocessing.spawn"
                    and getattr(target, "__name__", None) == "_wrap" and len(args) >= 2)
-        if spawned and self._is_lecture_code(args[0]):
+        function = args[0] if spawned else target
+        if not self._is_lecture_code(function):
+            return
+        if not self.settings.staging:  # the first rank of the run
+            self.settings = dataclasses.replace(self.settings, staging=tempfile.mkdtemp(prefix="cs336-ranks-"))
+        if spawned:
             rank = int(args[1])
             group = self._group(new=rank == 0)
-            process._args = (_RankEntry(args[0], self.settings, group, rank), *args[1:])
-        elif not spawned and self._is_lecture_code(target):
+            process._args = (_RankEntry(function, self.settings, group, rank), *args[1:])
+        else:
             group = self._group(new=not any(s.process.is_alive() for s in self._members(self._last_group())))
             rank = len(self._members(group))
-            process._target = _RankEntry(target, self.settings, group, rank)
-        else:
-            return
+            process._target = _RankEntry(function, self.settings, group, rank)
         self.started.append(_Started(process, group, rank, self.tracer._current_step(), spawned))
         if not spawned and self._watcher is None:
             self._watcher = threading.Thread(target=self._watch, name="cs336-ranks-watcher", daemon=True)
@@ -189,8 +193,7 @@ class RankCollector:
 def follow_ranks(tracer: Tracer, *, assets_dir: Path, files_dir: Path, inspect_all: bool,
                  max_steps: int | None, seed: int) -> Iterator[RankCollector]:
     """While the block runs, processes started with lecture functions as their entry are traced."""
-    staging = tempfile.mkdtemp(prefix="cs336-ranks-")
-    settings = RankSettings(tuple(tracer.traced_files()), staging, str(assets_dir), str(files_dir),
+    settings = RankSettings(tuple(tracer.traced_files()), "", str(assets_dir), str(files_dir),
                             inspect_all, max_steps, seed)
     collector = RankCollector(tracer, settings)
     base = multiprocessing.process.BaseProcess
@@ -209,7 +212,8 @@ def follow_ranks(tracer: Tracer, *, assets_dir: Path, files_dir: Path, inspect_a
         try:
             collector.finish()
         finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            if collector.settings.staging:
+                shutil.rmtree(collector.settings.staging, ignore_errors=True)
 
 
 def merge_parts(trace: dict, parts: list[tuple[int, int, int, dict]]) -> dict:
