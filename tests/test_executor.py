@@ -195,3 +195,27 @@ def test_slurm_settings_reach_the_batch_script(tmp_path):
         assert expected in lines, (expected, lines)
     record = json.loads((tmp_path / "var" / "jobs" / "4242.job.json").read_text())
     assert (record["executor"], record["files"]) == ("slurm", ["example_basics.py"])
+
+
+GPUS = '''import os
+
+
+def main():
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")  # @inspect visible
+'''
+
+
+@pytest.mark.parametrize("visible", [None, "GPU-5b1e 0a, 1", ""])
+def test_a_local_job_sees_the_gpus_this_process_sees(tmp_path, visible):
+    """submitit's local executor would set CUDA_VISIBLE_DEVICES to "" (no GPU) on its own."""
+    (tmp_path / "gpus.py").write_text(GPUS)
+    env = {key: value for key, value in os.environ.items() if key != "CUDA_VISIBLE_DEVICES"}
+    if visible is not None:
+        env["CUDA_VISIBLE_DEVICES"] = visible
+    done = subprocess.run([sys.executable, "-m", "cs336_lectures", "trace", "gpus.py", "--executor", "local", "-o", "out"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={**env, "PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(tmp_path / "config")})
+    assert done.returncode == 0, done.stderr
+    from cs336_lectures import load_trace
+
+    assert load_trace(tmp_path / "out" / "gpus.json").values_of("visible") == [visible]

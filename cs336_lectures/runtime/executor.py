@@ -20,6 +20,7 @@ import argparse
 import datetime
 import json
 import os
+import shlex
 import shutil
 import sys
 import time
@@ -158,8 +159,8 @@ def submit(args: argparse.Namespace, settings: dict[str, Any], command: tuple[st
                           ("setup", "slurm_setup"), ("args", "slurm_additional_parameters")):
             if key in settings:
                 parameters[name] = settings[key]
-    elif settings.get("setup"):
-        parameters["local_setup"] = settings["setup"]
+    else:
+        parameters["local_setup"] = [*settings.get("setup", []), _same_gpus()]
     try:
         executor.update_parameters(**parameters)
     except (ValueError, TypeError) as error:
@@ -171,6 +172,14 @@ def submit(args: argparse.Namespace, settings: dict[str, Any], command: tuple[st
               "submitted": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     write_bytes_atomically(folder / f"{job.job_id}.job.json", json.dumps(record, indent=1).encode())
     return job, record
+
+
+def _same_gpus() -> str:
+    """A setup line giving a local job the GPUs this process sees. submitit's local executor sets
+    CUDA_VISIBLE_DEVICES to the first `gpus_per_node` indices (none by default), which would hide
+    the GPUs a plain trace uses, or pick others; the setup line runs after that, in the job's shell."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    return "unset CUDA_VISIBLE_DEVICES" if visible is None else f"export CUDA_VISIBLE_DEVICES={shlex.quote(visible)}"
 
 
 def trace_request(args: argparse.Namespace, file: str, command: tuple[str, ...]) -> dict[str, Any]:
