@@ -209,3 +209,35 @@ def test_a_rank_cut_off_by_max_steps_ends_the_others_instead_of_leaving_them_wai
     zero, one = load_trace(tmp_path / "out" / "long_rank.json").ranks
     assert (zero.status, len(zero.steps)) == ("max_steps", 100)
     assert one.status == "aborted" and one.message.startswith("after rank 0 failed")
+
+
+FORKED = '''import multiprocessing
+
+
+def main():
+    context = multiprocessing.get_context("fork")
+    workers = [context.Process(target=work, args=(rank,)) for rank in range(2)]
+    for process in workers:
+        process.start()
+    for process in workers:
+        process.join()
+
+
+def work(rank):
+    square = rank * rank  # @inspect square
+    if rank == 1:
+        inner = multiprocessing.get_context("fork").Process(target=work, args=(5,))
+        inner.start()
+        inner.join()
+'''
+
+
+def test_forked_processes_are_ranks_too_and_their_own_children_are_not_followed(tmp_path, validate_trace):
+    lecture = tmp_path / "forked.py"
+    lecture.write_text(FORKED)
+    done = trace(lecture, tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    path = tmp_path / "out" / "forked.json"
+    validate_trace(path)
+    ranks = load_trace(path).ranks
+    assert [(rank.rank, rank.status, rank.values_of("square")) for rank in ranks] == [(0, "ok", [0]), (1, "ok", [1])]

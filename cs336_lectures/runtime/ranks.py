@@ -103,6 +103,7 @@ class RankCollector:
     settings: RankSettings
     started: list[_Started] = field(default_factory=list)
     parts: list[tuple[int, int, int, dict]] = field(default_factory=list)  # (origin, group, rank, part)
+    pid: int = field(default_factory=os.getpid)  # a forked rank inherits this collector: it must not adopt
     _stop: threading.Event = field(default_factory=threading.Event)
     _watcher: threading.Thread | None = None
 
@@ -112,7 +113,7 @@ class RankCollector:
         spawned = (getattr(target, "__module__", None) == "torch.multiprocessing.spawn"
                    and getattr(target, "__name__", None) == "_wrap" and len(args) >= 2)
         function = args[0] if spawned else target
-        if not self._is_lecture_code(function):
+        if os.getpid() != self.pid or not self._is_lecture_code(function):
             return
         if not self.settings.staging:  # the first rank of the run
             self.settings = dataclasses.replace(self.settings, staging=tempfile.mkdtemp(prefix="cs336-ranks-"))
