@@ -113,6 +113,8 @@ def test_a_failing_rank_ends_all_ranks_and_keeps_their_steps(tmp_path, validate_
     validate_trace(path)
     loaded = load_trace(path)
     assert loaded.header["status"] == "error"
+    assert loaded.header["message"] == "rank 1 failed: ValueError: rank 1 gives up (failing_spawn.py:18)"
+    assert done.stderr.strip().splitlines()[-1].endswith(": rank 1 failed: ValueError: rank 1 gives up (failing_spawn.py:18)")
     zero, one = loaded.ranks
     assert one.status == "error" and one.message.startswith("ValueError: rank 1 gives up")
     assert one.steps[-1].error["type"] == "ValueError" and one.steps[-1].line == 18

@@ -259,8 +259,13 @@ def merge_parts(trace: dict, parts: list[tuple[int, int, int, dict]]) -> dict:
         merged.append(step)
         splice(index)
     _name_the_first_failure(ranks, [part for *_, part in parts])
+    header = {**trace["header"], "num_steps": len(merged)}
+    cause = next((entry for entry in ranks if entry["status"] in ("error", "max_steps")), None)
+    if header.get("status") == "error" and cause is not None:
+        # torch's own message ("-- Process 1 terminated with the following error:") says less.
+        header["message"] = f"rank {cause['rank']} failed: {cause.get('message', cause['status'])}"
     result = {**trace, "files": files, "functions": functions, "calls": calls, "steps": merged,
-              "header": {**trace["header"], "num_steps": len(merged)}, "ranks": ranks}
+              "header": header, "ranks": ranks}
     if solutions:
         result["solutions"] = sorted(solutions, key=lambda solution: solution["steps"][0])
     return result

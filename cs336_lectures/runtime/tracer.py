@@ -687,6 +687,7 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
             out_path = write_trace(trace, output_dir / f"{title}.json")
         except OSError as error:
             raise LectureError(f"{output_dir / title}.json: cannot write the trace: {error.strerror or error}") from None
+    message = trace["header"].get("message")  # the merge may say which rank failed
     return TraceResult(out_path, header["status"], len(trace["steps"]), header["elapsed_s"], message,
                        interrupted=isinstance(failure, KeyboardInterrupt))
 
