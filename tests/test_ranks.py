@@ -243,3 +243,54 @@ def test_forked_processes_are_ranks_too_and_their_own_children_are_not_followed(
     validate_trace(path)
     ranks = load_trace(path).ranks
     assert [(rank.rank, rank.status, rank.values_of("square")) for rank in ranks] == [(0, "ok", [0]), (1, "ok", [1])]
+
+
+BLOCKED = '''import multiprocessing
+import os
+import signal
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+
+
+def main():
+    folder = tempfile.mkdtemp()
+    context = multiprocessing.get_context("spawn")
+    workers = [context.Process(target=work, args=(rank, folder)) for rank in range(2)]
+    for process in workers:
+        process.start()
+    for process in workers:
+        process.join()
+
+
+def work(rank, folder):
+    dist.init_process_group("gloo", init_method=f"file://{folder}/rendezvous", rank=rank, world_size=2)
+    pid_file = Path(folder) / "rank0.pid"
+    if rank == 0:
+        pid_file.write_text(str(os.getpid()))
+        waiting = True  # @inspect waiting
+        dist.all_reduce(torch.ones(1))
+    else:
+        while not pid_file.exists():
+            time.sleep(0.05)
+        time.sleep(1.0)
+        os.kill(int(pid_file.read_text()), signal.SIGTERM)
+'''
+
+
+def test_a_rank_ended_by_sigterm_inside_a_collective_keeps_its_steps(tmp_path, validate_trace):
+    """Rank 0 waits in an all-reduce that rank 1 never joins (its main thread inside gloo's C++)
+    when SIGTERM comes, as it does when the parent ends the ranks after a failure."""
+    lecture = tmp_path / "blocked.py"
+    lecture.write_text(BLOCKED)
+    done = trace(lecture, tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    path = tmp_path / "out" / "blocked.json"
+    validate_trace(path)
+    zero = load_trace(path).ranks[0]
+    assert zero.status == "terminated" and zero.message.startswith("ended by SIGTERM")
+    assert zero.values_of("waiting") == [True]
+    assert zero.steps[-1].line == BLOCKED.splitlines().index("        dist.all_reduce(torch.ones(1))") + 1

@@ -122,8 +122,7 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
     return {"partition": args.partition, "gpus": args.gpus, "time": args.time, "args": extra or None}
 
 
-def run(args: argparse.Namespace, argv: list[str], prog: str,
-        ask: Callable[[str], bool | None] | None = None) -> int:
+def run(args: argparse.Namespace, argv: list[str], prog: str) -> int:
     """`trace --executor ...`: submit, then wait (or return with --detach); the exit status."""
     from cs336_lectures.runtime.cli import summary
 
@@ -137,7 +136,7 @@ def run(args: argparse.Namespace, argv: list[str], prog: str,
     if args.detach:
         print(f"{prog}: `{prog} jobs {job.job_id}` fetches it once done", file=sys.stderr)
         return 0
-    return follow(job, record, prog, summary, ask or ask_on_terminal, quiet=args.quiet)
+    return follow(job, record, prog, summary, ask_on_terminal, quiet=args.quiet)
 
 
 def submit(args: argparse.Namespace, settings: dict[str, Any], command: tuple[str, ...]) -> tuple[Any, dict]:

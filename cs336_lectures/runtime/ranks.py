@@ -17,8 +17,8 @@ What else a rank records:
 - Failure. A rank whose function raises records the error on its failing line, writes its
   steps and exits with the error, which makes torch end the other ranks (for plain
   `Process`es a watcher thread here does the same). A rank ended by SIGTERM while it waits in
-  a collective (its main thread inside C++) still writes its steps: SIGTERM is taken by a
-  thread of the tracer's, not by the main thread.
+  a collective (its main thread inside C++) still writes its steps: SIGTERM wakes a thread of
+  the tracer's, not only the main thread.
 
 Groups: the processes of one `spawn` call form a group (torch passes each its index, the rank);
 plain processes started while earlier ones still run join their group, in start order.
@@ -167,11 +167,14 @@ class RankCollector:
         self._stop.set()
         if self._watcher is not None:
             self._watcher.join()
+        deadline = time.monotonic() + END_GRACE_S  # one grace period for all of them, not one each
         for started in self.started:
-            started.process.join(END_GRACE_S)
+            started.process.join(max(0.0, deadline - time.monotonic()))
+        for started in self.started:
             if started.process.is_alive():
                 started.process.terminate()
-                started.process.join()
+        for started in self.started:
+            started.process.join()
         self.parts = [(started.origin, started.group, started.rank, self._read(started)) for started in self.started]
         self.parts.sort(key=lambda part: part[:3])
 
@@ -379,16 +382,19 @@ class _PartWriter:
             self.written = True
 
     def on_sigterm(self) -> None:
-        """SIGTERM (the parent ending this rank because another failed, or the run was cancelled)
-        writes the steps so far and exits. A Python signal handler would wait for the main thread,
-        which may be blocked in a collective for minutes; so SIGTERM is blocked in every thread
-        and taken by a thread of ours with sigwait."""
-        if not hasattr(signal, "pthread_sigmask"):
-            return
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+        """SIGTERM (the parent ending this rank because another failed, or the run was stopped)
+        writes the steps so far and exits. A Python signal handler alone would wait for the main
+        thread, which may be blocked in a collective for minutes, and the signal may land on any of
+        torch's threads; so the handler does nothing but have Python write the signal's number to
+        a pipe (signal.set_wakeup_fd), which a thread of ours reads."""
+        read_end, write_end = os.pipe()
+        os.set_blocking(write_end, False)
+        signal.signal(signal.SIGTERM, lambda signum, frame: None)
+        signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
 
         def wait() -> None:
-            signal.sigwait({signal.SIGTERM})
+            while os.read(read_end, 1)[0] != signal.SIGTERM:  # other signals (SIGINT) pass through
+                pass
             # Nothing else of this process runs while the steps are serialized (no I/O until then).
             sys.setswitchinterval(1000.0)
             steps = len(self.tracer.steps)
