@@ -387,6 +387,8 @@ class _PartWriter:
         thread, which may be blocked in a collective for minutes, and the signal may land on any of
         torch's threads; so the handler does nothing but have Python write the signal's number to
         a pipe (signal.set_wakeup_fd), which a thread of ours reads."""
+        if os.name != "posix":  # Windows wants a socket there, and has no SIGTERM from a parent to catch
+            return
         read_end, write_end = os.pipe()
         os.set_blocking(write_end, False)
         signal.signal(signal.SIGTERM, lambda signum, frame: None)
