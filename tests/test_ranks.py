@@ -294,3 +294,13 @@ def test_a_rank_ended_by_sigterm_inside_a_collective_keeps_its_steps(tmp_path, v
     assert zero.status == "terminated" and zero.message.startswith("ended by SIGTERM")
     assert zero.values_of("waiting") == [True]
     assert zero.steps[-1].line == BLOCKED.splitlines().index("        dist.all_reduce(torch.ones(1))") + 1
+
+
+def test_a_distributed_trace_is_deterministic(example, tmp_path):
+    done = trace(ROOT / "lectures" / "example_distributed.py", tmp_path)
+    assert done.returncode == 0, done.stderr
+    again, first = (json.loads(path.read_text()) for path in (tmp_path / "example_distributed.json", example))
+    for raw in (again, first):
+        for key in ("created", "elapsed_s", "command"):  # the time, and the -o folder in the command
+            raw["header"].pop(key)
+    assert again == first
