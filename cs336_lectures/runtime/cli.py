@@ -32,6 +32,7 @@ DELEGATED = {  # subcommand -> (module defining add_arguments(parser) and run(ar
     "export": ("cs336_lectures.runtime.export", "write a lecture or a trace as a Jupyter notebook or markdown"),
     "show": ("cs336_lectures.runtime.terminal", "show a trace in the terminal, step by step"),
     "i18n": ("cs336_lectures.runtime.i18n_cli", "extract and check the translation catalogs of lectures"),
+    "jobs": ("cs336_lectures.runtime.jobs", "list trace jobs submitted with --executor, or wait for one"),
 }
 
 TRACE_DESCRIPTION = """\
@@ -125,6 +126,9 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=_seed, default=0, metavar="N",
                         help="seed for random, numpy and torch (default: 0)")
     parser.add_argument("--quiet", action="store_true", help="no progress display, no summary lines")
+    from cs336_lectures.runtime import executor
+
+    executor.add_arguments(parser)
 
 
 def trace(args: argparse.Namespace, argv: list[str]) -> int:
@@ -144,6 +148,10 @@ def trace(args: argparse.Namespace, argv: list[str]) -> int:
         if refusal:  # a clone of the Stanford course keeps its published traces in var/traces
             print(f"{PROG}: error: {refusal}", file=sys.stderr)
             return 2
+    if args.executor is not None:
+        from cs336_lectures.runtime import executor
+
+        return executor.run(args, argv, PROG)
     status = 0
     for file in args.files:
         try:

@@ -58,6 +58,8 @@ class Step:
     stdout: str = ""
     stderr: str = ""
     error: dict | None = None
+    collectives: list[dict] = field(default_factory=list)  # torch.distributed calls of this line, decoded
+    rank: int | None = None  # the rank whose process ran the step; None: the lecture's own process
 
 
 @dataclass
@@ -80,6 +82,21 @@ class Solution:
 
 
 @dataclass
+class Rank:
+    """One process of a distributed program the lecture started (`ranks`, version 2)."""
+
+    group: int
+    rank: int
+    status: str  # ok, error, aborted, terminated, lost, or a tracer status (max_steps)
+    message: str | None
+    steps: list[Step]
+
+    def values_of(self, name: str) -> list[Any]:
+        """Every value of `name` this rank recorded, in execution order."""
+        return [step.values[name] for step in self.steps if name in step.values]
+
+
+@dataclass
 class Trace:
     """A loaded trace: the header and files as written, the steps expanded, and the solution blocks."""
 
@@ -87,6 +104,7 @@ class Trace:
     files: list[dict]
     steps: list[Step]
     solutions: list[Solution] = field(default_factory=list)
+    ranks: list[Rank] = field(default_factory=list)
 
     def inspected_names(self) -> list[str]:
         """Every name that has a recorded value, in order of first appearance."""
@@ -129,7 +147,27 @@ def read_trace_json(path: Path) -> dict:
         raise TraceFormatError(
             f"{path}: trace version {raw.get('version')!r} is not supported (this reader knows versions {known})"
         )
-    return raw
+    try:
+        steps = _expand_steps(raw)
+        solutions = _solutions(raw, steps)
+        ranks = _ranks(raw, steps)
+    except (KeyError, IndexError, TypeError, ValueError) as error:
+        raise TraceFormatError(f"{path}: malformed trace: {error!r}") from None
+    return Trace(header=raw["header"], files=raw["files"], steps=steps, solutions=solutions, ranks=ranks)
+
+
+def _ranks(raw: dict, steps: list[Step]) -> list[Rank]:
+    """The processes of distributed programs (none in a version-1 trace); marks each step's rank."""
+    ranks = []
+    for entry in raw.get("ranks", []):
+        first, last = entry["steps"]
+        if not (0 <= first <= last + 1 <= len(steps)):
+            raise ValueError(f"rank steps {entry['steps']} outside the trace's {len(steps)} steps")
+        for step in steps[first:last + 1]:
+            step.rank = entry["rank"]
+        ranks.append(Rank(group=entry["group"], rank=entry["rank"], status=entry["status"],
+                          message=entry.get("message"), steps=steps[first:last + 1]))
+    return ranks
 
 
 def _solutions(raw: dict, steps: list[Step]) -> list[Solution]:
@@ -184,6 +222,9 @@ def _expand_steps(raw: dict) -> list[Step]:
                 stdout=extras.get("o", ""),
                 stderr=extras.get("e", ""),
                 error=extras.get("x"),
+                collectives=[{**record, "values": [(name, decode(before), decode(after))
+                                                   for name, before, after in record["values"]]}
+                             for record in extras.get("collective", [])],
             )
         )
     return steps

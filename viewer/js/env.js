@@ -9,7 +9,7 @@ import { exactText, renderValue } from './values.js';
 const isTensor = (v) => v && typeof v === 'object' && (v.t === 'tensor' || v.t === 'ndarray');
 
 /** A value the trace encodes in a way this viewer does not know still gets a row, saying so. */
-function safeRender(value) {
+export function safeRender(value) {
   try {
     return renderValue(value);
   } catch (error) {

@@ -9,6 +9,7 @@ import { EnvPanel } from './env.js';
 import { fetchIndex, renderIndex } from './index_page.js';
 import { makeDivider } from './divider.js';
 import { headingText, installLanguageSwitch, onLanguageChange, t, translatePage } from './i18n.js';
+import { RanksBar } from './ranks.js';
 
 const $ = (id) => document.getElementById(id);
 const TRACE_NAME = /^[\w-][\w.-]*$/;
@@ -16,7 +17,8 @@ const TRACE_FILE = /^[\w-][\w.\-/]*\.json$/;
 
 // Looked up in lower case, so that Caps Lock (or Shift) changes nothing.
 const MODES = ['raw', 'reveal']; // view modes, kept in the URL (?raw=1&reveal=1) so a link reproduces the view
-const KEYS = { l: 'forward', h: 'back', j: 'over', k: 'over-back', u: 'out', r: 'raw', a: 'reveal', g: 'traces', '?': 'help' };
+const KEYS = { l: 'forward', h: 'back', j: 'over', k: 'over-back', u: 'out', r: 'raw', a: 'reveal', g: 'traces', '?': 'help',
+  '[': 'rank-back', ']': 'rank-next' };
 
 function keyAction(event) {
   if (event.key === 'ArrowRight') return event.shiftKey ? 'over' : 'forward';
@@ -30,6 +32,7 @@ class Viewer {
     this.toolbar = $('toolbar');
     this.codePane = $('code');
     this.env = new EnvPanel($('env'));
+    this.ranksBar = new RanksBar($('ranks'), (s) => this.show(s, { history: 'push' }));
     this.trace = null;
     this.name = null;
     this.step = -1;
@@ -339,6 +342,7 @@ class Viewer {
     const unit = view.setStep(s);
     if (unit && scroll) this.scrollToCurrent();
     this.env.update(trace, s, trace.previous(s));
+    this.ranksBar.update(trace, s);
     if (trace.stepCall[s] !== this.call) this.buildCrumbs(s);
     else this.crumbLine.textContent = t('line {n}', { n: trace.lineOfStep(s) });
     const heading = trace.headingAt(s);
@@ -480,11 +484,14 @@ class Viewer {
       over: () => trace.stepOver(s, 1),
       'over-back': () => trace.stepOver(s, -1),
       out: () => trace.stepOut(s),
+      'rank-next': () => trace.ranks.switchFrom(s, 1),
+      'rank-back': () => trace.ranks.switchFrom(s, -1),
     };
     const target = moves[action] ? moves[action]() : -1;
     if (target >= 0) this.show(target, { history: repeat ? 'replace-later' : 'push' });
     else if (!$('elsewhere').hidden) this.show(s);
     else if (action === 'out') this.showMessage(t('Already in the outermost call.'), 'info', 2000);
+    else if (action.startsWith('rank-')) this.showMessage(t('This step runs in the lecture\'s own process, not in a rank.'), 'info', 2000);
   }
 
   /** Turn raw or reveal mode on or off (the URL follows at the next writeUrl). */

@@ -11,6 +11,7 @@
    items[offsets[k] .. offsets[k + 1]), sorted by step. */
 
 import { readSolutions } from './solution.js';
+import { readRanks } from './ranks.js';
 
 const FORMAT = 'cs336-lectures-trace';
 const READABLE_VERSIONS = [1, 2]; // version 2 only adds optional fields
@@ -200,6 +201,7 @@ export class Trace {
     this.indexFrames();
     this.snapshots = new Map();
     this.solutions = readSolutions(data.solutions, this, fail);
+    this.ranks = readRanks(data.ranks, this, fail);
   }
 
   /** Check the files; number every (file, line) pair; find statements and @hide lines. */
