@@ -125,9 +125,10 @@ def load_trace(path: str | os.PathLike) -> Trace:
     try:
         steps = _expand_steps(raw)
         solutions = _solutions(raw, steps)
+        ranks = _ranks(raw, steps)
     except (KeyError, IndexError, TypeError, ValueError) as error:
         raise TraceFormatError(f"{path}: malformed trace: {error!r}") from None
-    return Trace(header=raw["header"], files=raw["files"], steps=steps, solutions=solutions)
+    return Trace(header=raw["header"], files=raw["files"], steps=steps, solutions=solutions, ranks=ranks)
 
 
 def read_trace_json(path: Path) -> dict:
@@ -147,13 +148,7 @@ def read_trace_json(path: Path) -> dict:
         raise TraceFormatError(
             f"{path}: trace version {raw.get('version')!r} is not supported (this reader knows versions {known})"
         )
-    try:
-        steps = _expand_steps(raw)
-        solutions = _solutions(raw, steps)
-        ranks = _ranks(raw, steps)
-    except (KeyError, IndexError, TypeError, ValueError) as error:
-        raise TraceFormatError(f"{path}: malformed trace: {error!r}") from None
-    return Trace(header=raw["header"], files=raw["files"], steps=steps, solutions=solutions, ranks=ranks)
+    return raw
 
 
 def _ranks(raw: dict, steps: list[Step]) -> list[Rank]:
