@@ -343,3 +343,22 @@ def test_a_failed_retrace_speaks_the_chosen_language(page, live):
     assert "磁盘上的文件追踪失败" in card.inner_text()
     live.lecture.write_text(LECTURE)
     banner.wait_for(state="hidden", timeout=120_000)
+
+
+def test_edit_is_offered_only_while_a_lecture_is_on_screen(page, live):
+    page.goto(f"{live.url}&trace=live_lecture")
+    page.wait_for_selector(".code .line.current", state="attached")
+    edit = page.locator(".cs336-live-edit")
+    edit.wait_for(state="visible")
+    page.keyboard.press("g")  # to the list of lectures: nothing there to edit
+    page.wait_for_selector(".index-view a[data-trace]")
+    edit.wait_for(state="hidden")
+    page.go_back()  # the lecture again
+    page.wait_for_selector(".code .line.current", state="attached")
+    edit.wait_for(state="visible")
+    page.locator("#home").click()
+    page.wait_for_selector(".index-view a[data-trace]")
+    assert not edit.is_visible()
+    page.keyboard.press("e")  # the key says what to do instead of opening an editor out of sight
+    page.locator("#message").filter(has_text="Open a lecture to edit it").wait_for()
+    assert not page.locator(".cs336-live-editor").is_visible()

@@ -200,6 +200,7 @@ class Live {
       title: 'Edit this lecture and re-trace it (e)', hidden: true, onclick: () => this.edit(), 'data-i18n': '', 'data-i18n-attrs': 'title' }));
     viewer.toolbar?.append(this.button);
     window.addEventListener('cs336:trace-loaded', () => this.updateButton());
+    window.addEventListener('cs336:mode-changed', () => this.updateButton());
     document.addEventListener('keydown', (event) => {
       if (event.key.toLowerCase() !== 'e' || event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
       if (isEditable(event.target) || this.editor.isOpen) return;
@@ -214,9 +215,10 @@ class Live {
     return typeof trace === 'string' && Object.hasOwn(this.lectures, trace);
   }
 
-  /** Edit is offered only where saving can work: a served lecture (or its failed run) and the token. */
+  /** Edit is offered only where saving can work: a served lecture (or its failed run) on screen
+      (its editor lives under its code) and the token. */
   updateButton() {
-    this.button.hidden = !this.token || !this.editable(lectureOf(viewer.currentTrace()));
+    this.button.hidden = !this.token || !viewer.showsLecture() || !this.editable(lectureOf(viewer.currentTrace()));
   }
 
   edit() {
