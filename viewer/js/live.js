@@ -100,8 +100,16 @@ class Editor {
       }
       event.stopPropagation(); // the viewer's navigation keys must not fire while editing
     });
-    // Under the code, in its column: the values panel stays in sight while editing.
-    (viewer.codePane?.parentElement || document.body).append(this.panel);
+    this.place();
+    window.addEventListener('cs336:mode-changed', () => this.place());
+  }
+
+  /** Under the code, in its column, so the values panel stays in sight while editing; or, when
+      the lecture cannot be shown (its first trace failed, or there is none yet), under the
+      message saying so, so that the file can still be fixed from here. */
+  place() {
+    const host = { lecture: viewer.codePane?.parentElement, failure: viewer.failurePane }[viewer.mode()];
+    if (host && this.panel.parentElement !== host) host.append(this.panel);
   }
 
   get isOpen() {
@@ -216,9 +224,9 @@ class Live {
   }
 
   /** Edit is offered only where saving can work: a served lecture (or its failed run) on screen
-      (its editor lives under its code) and the token. */
+      (not the list of lectures) and the token. */
   updateButton() {
-    this.button.hidden = !this.token || !viewer.showsLecture() || !this.editable(lectureOf(viewer.currentTrace()));
+    this.button.hidden = !this.token || !this.editable(lectureOf(viewer.currentTrace()));
   }
 
   edit() {

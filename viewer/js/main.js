@@ -120,7 +120,7 @@ class Viewer {
     $('index-view').hidden = mode !== 'index';
     $('lecture-view').hidden = mode !== 'lecture';
     $('failure').hidden = mode !== 'failure';
-    // live.js offers Edit only while a lecture is on screen.
+    // live.js offers Edit only while a lecture (or the failure to show one) is on screen.
     window.dispatchEvent(new CustomEvent('cs336:mode-changed', { detail: { mode } }));
   }
 
@@ -526,7 +526,8 @@ $('no-modules').remove();
 const viewer = new Viewer();
 window.cs336Viewer = {
   currentTrace: () => (viewer.mode === 'index' ? null : viewer.name),
-  showsLecture: () => viewer.mode === 'lecture',
+  mode: () => viewer.mode,
+  failurePane: $('failure'),
   reload: () => viewer.reload(),
   go: (name, step) => viewer.go(name, step),
   showMessage: (text, kind) => viewer.showMessage(text, kind),
