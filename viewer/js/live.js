@@ -7,8 +7,8 @@
    - listens to api/events: a fresh trace of the lecture on screen reloads it at the same line,
      a failed re-trace is shown as a message while the last good trace stays;
    - adds an Edit button (key `e`, offered only with the token): an editor pane under the
-     code (editor.js) that saves with Ctrl/Cmd+S, after which the server re-traces and the
-     viewer reloads;
+     code (editor.js), or under the failure message when the lecture has no trace to show yet,
+     that saves with Ctrl/Cmd+S, after which the server re-traces and the viewer reloads;
    - shows a failed re-trace as a one-line banner with its actions (retrace_failure.js).
    Everything from the server or the lecture is inserted as text. */
 
