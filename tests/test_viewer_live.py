@@ -39,11 +39,11 @@ URL = re.compile(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)")
 class LiveServer:
     """`cs336-lectures serve` over a temporary copy of a lecture, on a free port."""
 
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, source: str = LECTURE):
         self.folder = folder
         self.lecture = folder / "live_lecture.py"
         self.trace = folder / "traces" / "live_lecture.json"
-        self.lecture.write_text(LECTURE)
+        self.lecture.write_text(source)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "cs336_lectures", "serve", "live_lecture.py", "--traces", "traces",
              "--port", "0", "--no-browser", "--timeout", "120"],
@@ -53,7 +53,10 @@ class LiveServer:
         threading.Thread(target=self._read, daemon=True).start()
         match = self._wait_for_line(URL)
         self.url, self.port, self.token = match.group(0), int(match.group(1)), match.group(2)
-        self._wait(self.trace.exists, "the first trace")
+        if source == LECTURE:
+            self._wait(self.trace.exists, "the first trace")
+        else:  # a lecture that cannot be traced: its first run fails
+            self._wait_for_line(re.compile(r"live_lecture: failed"), limit=180)
 
     def _read(self) -> None:
         for line in self.process.stdout:
@@ -343,3 +346,44 @@ def test_a_failed_retrace_speaks_the_chosen_language(page, live):
     assert "磁盘上的文件追踪失败" in card.inner_text()
     live.lecture.write_text(LECTURE)
     banner.wait_for(state="hidden", timeout=120_000)
+
+
+def test_edit_is_offered_only_while_a_lecture_is_on_screen(page, live):
+    page.goto(f"{live.url}&trace=live_lecture")
+    page.wait_for_selector(".code .line.current", state="attached")
+    edit = page.locator(".cs336-live-edit")
+    edit.wait_for(state="visible")
+    page.keyboard.press("g")  # to the list of lectures: nothing there to edit
+    page.wait_for_selector(".index-view a[data-trace]")
+    edit.wait_for(state="hidden")
+    page.go_back()  # the lecture again
+    page.wait_for_selector(".code .line.current", state="attached")
+    edit.wait_for(state="visible")
+    page.locator("#home").click()
+    page.wait_for_selector(".index-view a[data-trace]")
+    assert not edit.is_visible()
+    page.keyboard.press("e")  # the key says what to do instead of opening an editor out of sight
+    page.locator("#message").filter(has_text="Open a lecture to edit it").wait_for()
+    assert not page.locator(".cs336-live-editor").is_visible()
+
+
+def test_a_lecture_whose_first_run_fails_can_be_fixed_in_the_browser(page, tmp_path):
+    """No trace yet, so no lecture to show: the banner's edit action still opens the editor, in sight."""
+    broken = LECTURE.replace('text("# A live lecture")', 'text("# A live lecture"')
+    server = LiveServer(tmp_path, broken)
+    try:
+        page.goto(server.url)
+        banner = page.locator(".retrace-failure")
+        banner.locator("button, a").filter(has_text="edit line 5").click()
+        editor = page.locator(".cs336-live-text")
+        editor.wait_for(state="visible")
+        assert editor_line(page) == 5
+        editor.press("End")
+        editor.type(")")
+        editor.press("Control+s")
+        page.wait_for_selector(".code .line.current", state="attached", timeout=120_000)
+        page.locator(".cs336-live-editor").wait_for(state="hidden")
+        assert server.lecture.read_text() == LECTURE
+        assert page.locator(".cs336-live-edit").is_visible()
+    finally:
+        server.close()

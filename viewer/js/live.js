@@ -7,8 +7,8 @@
    - listens to api/events: a fresh trace of the lecture on screen reloads it at the same line,
      a failed re-trace is shown as a message while the last good trace stays;
    - adds an Edit button (key `e`, offered only with the token): an editor pane under the
-     code (editor.js) that saves with Ctrl/Cmd+S, after which the server re-traces and the
-     viewer reloads;
+     code (editor.js), or under the failure message when the lecture has no trace to show yet,
+     that saves with Ctrl/Cmd+S, after which the server re-traces and the viewer reloads;
    - shows a failed re-trace as a one-line banner with its actions (retrace_failure.js).
    Everything from the server or the lecture is inserted as text. */
 
@@ -100,8 +100,16 @@ class Editor {
       }
       event.stopPropagation(); // the viewer's navigation keys must not fire while editing
     });
-    // Under the code, in its column: the values panel stays in sight while editing.
-    (viewer.codePane?.parentElement || document.body).append(this.panel);
+    this.place();
+    window.addEventListener('cs336:mode-changed', () => this.place());
+  }
+
+  /** Under the code, in its column, so the values panel stays in sight while editing; or, when
+      the lecture cannot be shown (its first trace failed, or there is none yet), under the
+      message saying so, so that the file can still be fixed from here. */
+  place() {
+    const host = { lecture: viewer.codePane?.parentElement, failure: viewer.failurePane }[viewer.mode()];
+    if (host && this.panel.parentElement !== host) host.append(this.panel);
   }
 
   get isOpen() {
@@ -200,6 +208,7 @@ class Live {
       title: 'Edit this lecture and re-trace it (e)', hidden: true, onclick: () => this.edit(), 'data-i18n': '', 'data-i18n-attrs': 'title' }));
     viewer.toolbar?.append(this.button);
     window.addEventListener('cs336:trace-loaded', () => this.updateButton());
+    window.addEventListener('cs336:mode-changed', () => this.updateButton());
     document.addEventListener('keydown', (event) => {
       if (event.key.toLowerCase() !== 'e' || event.ctrlKey || event.metaKey || event.altKey || event.defaultPrevented) return;
       if (isEditable(event.target) || this.editor.isOpen) return;
@@ -214,7 +223,8 @@ class Live {
     return typeof trace === 'string' && Object.hasOwn(this.lectures, trace);
   }
 
-  /** Edit is offered only where saving can work: a served lecture (or its failed run) and the token. */
+  /** Edit is offered only where saving can work: a served lecture (or its failed run) on screen
+      (not the list of lectures) and the token. */
   updateButton() {
     this.button.hidden = !this.token || !this.editable(lectureOf(viewer.currentTrace()));
   }

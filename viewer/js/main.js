@@ -123,6 +123,8 @@ class Viewer {
     $('index-view').hidden = mode !== 'index';
     $('lecture-view').hidden = mode !== 'lecture';
     $('failure').hidden = mode !== 'failure';
+    // live.js offers Edit only while a lecture (or the failure to show one) is on screen.
+    window.dispatchEvent(new CustomEvent('cs336:mode-changed', { detail: { mode } }));
   }
 
   /** Open trace `name` at `step` (null: where it opens) as a new history entry. */
@@ -531,6 +533,8 @@ $('no-modules').remove();
 const viewer = new Viewer();
 window.cs336Viewer = {
   currentTrace: () => (viewer.mode === 'index' ? null : viewer.name),
+  mode: () => viewer.mode,
+  failurePane: $('failure'),
   reload: () => viewer.reload(),
   go: (name, step) => viewer.go(name, step),
   showMessage: (text, kind) => viewer.showMessage(text, kind),
