@@ -149,6 +149,7 @@ def test_primitives_display_inline_in_a_kernel(tmp_path, monkeypatch):
         "from matplotlib.figure import Figure\nfigure = Figure()\nfigure.add_subplot().plot([1, 2])\nplot(figure)",
         "image('dot.png', width=40)",
         "from cs336_lectures.runtime.notebook import show_values\nratio = 2.5\nshow_values(ratio=ratio)",
+        "def square(n):\n    return n * n\n\nlink(square)",  # defined in a cell: a kernel keeps no file for it
     ]
     notebook = nbf.new_notebook(cells=[nbf.new_code_cell(source) for source in cells])
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
@@ -162,6 +163,8 @@ def test_primitives_display_inline_in_a_kernel(tmp_path, monkeypatch):
     assert data[4][0]["image/png"] == base64.b64encode(png).decode()
     assert notebook.cells[4].outputs[0].metadata == {"image/png": {"width": 40}}
     assert data[5] == [{"text/plain": "ratio = 2.5"}]
+    assert data[6] == [{"text/markdown": "`square`:\n\n```python\ndef square(n):\n    return n * n\n```",
+                        "text/plain": "square:\ndef square(n):\n    return n * n"}]
 
 
 def test_primitives_stay_silent_in_plain_python():
