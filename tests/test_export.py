@@ -275,3 +275,25 @@ def test_a_lecture_without_main_is_laid_out_as_its_top_level(tmp_path):
                      ("markdown", "Done: $x = 5$, for \\$5")]
     assert notebook.cells[4].outputs[0].data == {"text/plain": "x = 5"}
     assert notebook.cells[5].outputs[0].text == "i is 0\ni is 1\n"
+
+
+def test_a_name_deleted_in_its_cell_is_not_shown_at_the_cells_end(tmp_path):
+    (tmp_path / "scoped.py").write_text(
+        "import tempfile\n\nfrom cs336_lectures import text\n\n\ndef main():\n"
+        "    with tempfile.TemporaryDirectory() as folder:\n"
+        "        data = [1, 2]  # @inspect data\n"
+        "        size = len(data)  # @inspect size\n"
+        "        del data\n"
+        "        kept = 1  # @inspect kept\n"
+        '    text("done")\n')
+    result = cli("export", "scoped.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    notebook = nbformat.read(tmp_path / "scoped.ipynb", as_version=4)
+    cell = next(cell for cell in notebook.cells if "with tempfile" in cell.source)
+    assert cell.source.endswith("show_values(size=size, kept=kept)")
+    assert [output.data for output in cell.outputs] == [{"text/plain": "size = 2\nkept = 1"}]
+    namespace: dict = {}
+    for code in [cell.source for cell in notebook.cells if cell.cell_type == "code"]:
+        exec(code, namespace)  # top to bottom, as a fresh kernel runs it: every shown name exists
+    rebound = lay_out("def main():\n    for i in range(2):  # @inspect i\n        del i\n        i = 5\n", "main")
+    assert rebound.statements[0].inspected == ("i",)  # deleted, then bound again: it exists at the end
