@@ -297,3 +297,15 @@ def test_a_name_deleted_in_its_cell_is_not_shown_at_the_cells_end(tmp_path):
         exec(code, namespace)  # top to bottom, as a fresh kernel runs it: every shown name exists
     rebound = lay_out("def main():\n    for i in range(2):  # @inspect i\n        del i\n        i = 5\n", "main")
     assert rebound.statements[0].inspected == ("i",)  # deleted, then bound again: it exists at the end
+
+
+def test_a_section_binding_a_name_of_the_entry_stays_a_function():
+    source = ("def main():\n    y = 1\n    part()\n    z = y + 10  # @inspect z\n    other()\n\n\n"
+              "def part():\n    y = 2\n\n\ndef other():\n    w = 3  # @inspect w\n")
+    layout = lay_out(source, "main")
+    assert layout.flattened == ("main", "other")  # at the top level, part's y would replace main's
+    assert [statement.code for statement in layout.statements] == [
+        "y = 1", "part()", "z = y + 10  # @inspect z", "w = 3  # @inspect w"]
+    namespace: dict = {}
+    exec(layout.setup + "\n" + "\n".join(statement.code for statement in layout.statements), namespace)
+    assert namespace["z"] == 11

@@ -71,10 +71,12 @@ def lay_out(source: str, entry: str) -> Layout:
         return Layout(setup=reader.without(tree, []), statements=[reader.call_statement(entry)])
     statements: list[Statement] = []
     flattened = [main]
+    # Laid out beside the entry's body, a section must not bind a name of the entry either.
+    taken = top_names | _bound_names(_body(main))
     for node in _body(main):
         called = _bare_call(node)
         section = functions.get(called) if called else None
-        if section is not None and references.get(called) == 1 and _flattenable(section, top_names):
+        if section is not None and references.get(called) == 1 and _flattenable(section, taken):
             flattened.append(section)
             statements.extend(reader.statements(_body(section), section.name))
         else:
