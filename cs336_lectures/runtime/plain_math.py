@@ -3,8 +3,8 @@
 Formulas (`$...$` and `$$...$$`, found as our renderer finds them: math_spans.py) lose their
 dollars, and their LaTeX turns into Unicode where a character exists (`\\times` ×, `\\alpha` α,
 `x^2` x², `\\frac{a}{b}` (a)/(b), `\\sqrt{x}` √(x), `\\hat{y}` ŷ, `\\mathbb{R}` ℝ, `K^\\top` Kᵀ)
-and into its argument otherwise (`\\text{loss}` loss). Text outside formulas is left alone: code spans, and the dollars of
-"$5 and $10".
+and into its argument otherwise (`\\text{loss}` loss). Text outside formulas is left alone:
+code spans, and the dollars of "$5 and $10".
 
     >>> plain_math("Each token costs $6 \\\\times N$ FLOPs, $\\\\alpha \\\\le 1$")
     'Each token costs 6 × N FLOPs, α ≤ 1'
