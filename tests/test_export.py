@@ -309,3 +309,22 @@ def test_a_section_binding_a_name_of_the_entry_stays_a_function():
     namespace: dict = {}
     exec(layout.setup + "\n" + "\n".join(statement.code for statement in layout.statements), namespace)
     assert namespace["z"] == 11
+
+
+def test_a_name_inspected_before_it_exists_is_not_shown(tmp_path):
+    (tmp_path / "early.py").write_text(
+        "def main():\n"
+        "    a = 1  # @inspect a b\n"
+        "    b = a + 1  # @inspect b\n")
+    result = cli("export", "early.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    notebook = nbformat.read(tmp_path / "early.ipynb", as_version=4)
+    cells = [cell for cell in notebook.cells if cell.cell_type == "code"][1:]  # after the seeding cell
+    assert [cell.source for cell in cells] == ["a = 1  # @inspect a b\nshow_values(a=a)",
+                                               "b = a + 1  # @inspect b\nshow_values(b=b)"]
+    assert [output.data for cell in cells for output in cell.outputs] == [{"text/plain": "a = 1"},
+                                                                          {"text/plain": "b = 2"}]
+    namespace: dict = {}
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            exec(cell.source, namespace)  # `b` is not bound yet when the first cell ends
