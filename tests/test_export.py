@@ -149,6 +149,7 @@ def test_primitives_display_inline_in_a_kernel(tmp_path, monkeypatch):
         "from matplotlib.figure import Figure\nfigure = Figure()\nfigure.add_subplot().plot([1, 2])\nplot(figure)",
         "image('dot.png', width=40)",
         "from cs336_lectures.runtime.notebook import show_values\nratio = 2.5\nshow_values(ratio=ratio)",
+        "def square(n):\n    return n * n\n\nlink(square)",  # defined in a cell: a kernel keeps no file for it
     ]
     notebook = nbf.new_notebook(cells=[nbf.new_code_cell(source) for source in cells])
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
@@ -162,6 +163,8 @@ def test_primitives_display_inline_in_a_kernel(tmp_path, monkeypatch):
     assert data[4][0]["image/png"] == base64.b64encode(png).decode()
     assert notebook.cells[4].outputs[0].metadata == {"image/png": {"width": 40}}
     assert data[5] == [{"text/plain": "ratio = 2.5"}]
+    assert data[6] == [{"text/markdown": "`square`:\n\n```python\ndef square(n):\n    return n * n\n```",
+                        "text/plain": "square:\ndef square(n):\n    return n * n"}]
 
 
 def test_primitives_stay_silent_in_plain_python():
@@ -272,3 +275,56 @@ def test_a_lecture_without_main_is_laid_out_as_its_top_level(tmp_path):
                      ("markdown", "Done: $x = 5$, for \\$5")]
     assert notebook.cells[4].outputs[0].data == {"text/plain": "x = 5"}
     assert notebook.cells[5].outputs[0].text == "i is 0\ni is 1\n"
+
+
+def test_a_name_deleted_in_its_cell_is_not_shown_at_the_cells_end(tmp_path):
+    (tmp_path / "scoped.py").write_text(
+        "import tempfile\n\nfrom cs336_lectures import text\n\n\ndef main():\n"
+        "    with tempfile.TemporaryDirectory() as folder:\n"
+        "        data = [1, 2]  # @inspect data\n"
+        "        size = len(data)  # @inspect size\n"
+        "        del data\n"
+        "        kept = 1  # @inspect kept\n"
+        '    text("done")\n')
+    result = cli("export", "scoped.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    notebook = nbformat.read(tmp_path / "scoped.ipynb", as_version=4)
+    cell = next(cell for cell in notebook.cells if "with tempfile" in cell.source)
+    assert cell.source.endswith("show_values(size=size, kept=kept)")
+    assert [output.data for output in cell.outputs] == [{"text/plain": "size = 2\nkept = 1"}]
+    namespace: dict = {}
+    for code in [cell.source for cell in notebook.cells if cell.cell_type == "code"]:
+        exec(code, namespace)  # top to bottom, as a fresh kernel runs it: every shown name exists
+    rebound = lay_out("def main():\n    for i in range(2):  # @inspect i\n        del i\n        i = 5\n", "main")
+    assert rebound.statements[0].inspected == ("i",)  # deleted, then bound again: it exists at the end
+
+
+def test_a_section_binding_a_name_of_the_entry_stays_a_function():
+    source = ("def main():\n    y = 1\n    part()\n    z = y + 10  # @inspect z\n    other()\n\n\n"
+              "def part():\n    y = 2\n\n\ndef other():\n    w = 3  # @inspect w\n")
+    layout = lay_out(source, "main")
+    assert layout.flattened == ("main", "other")  # at the top level, part's y would replace main's
+    assert [statement.code for statement in layout.statements] == [
+        "y = 1", "part()", "z = y + 10  # @inspect z", "w = 3  # @inspect w"]
+    namespace: dict = {}
+    exec(layout.setup + "\n" + "\n".join(statement.code for statement in layout.statements), namespace)
+    assert namespace["z"] == 11
+
+
+def test_a_name_inspected_before_it_exists_is_not_shown(tmp_path):
+    (tmp_path / "early.py").write_text(
+        "def main():\n"
+        "    a = 1  # @inspect a b\n"
+        "    b = a + 1  # @inspect b\n")
+    result = cli("export", "early.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    notebook = nbformat.read(tmp_path / "early.ipynb", as_version=4)
+    cells = [cell for cell in notebook.cells if cell.cell_type == "code"][1:]  # after the seeding cell
+    assert [cell.source for cell in cells] == ["a = 1  # @inspect a b\nshow_values(a=a)",
+                                               "b = a + 1  # @inspect b\nshow_values(b=b)"]
+    assert [output.data for cell in cells for output in cell.outputs] == [{"text/plain": "a = 1"},
+                                                                          {"text/plain": "b = 2"}]
+    namespace: dict = {}
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            exec(cell.source, namespace)  # `b` is not bound yet when the first cell ends

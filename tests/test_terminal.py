@@ -107,6 +107,19 @@ def test_section_and_errors(traced):
     assert result.returncode == 2 and result.stderr.strip() == "cs336-lectures show: error: missing.json: no such trace file"
 
 
+def test_a_lecture_or_a_course_trace_in_place_of_a_trace_says_what_to_do(traced):
+    folder = traced.parent.parent
+    (folder / "course.json").write_text('{"files": {"lecture_01.py": ""}, "steps": []}')
+    for given, message in [
+        ("terminal_demo.py", "terminal_demo.py: a lecture, not a trace: trace it first "
+                             "(cs336-lectures trace terminal_demo.py)"),
+        ("course.json", "course.json: a trace in the Stanford course's format: convert it first "
+                        "(cs336-lectures import course.json -o DIR)"),
+    ]:
+        result = cli("show", given, cwd=folder)
+        assert (result.returncode, result.stderr.strip()) == (2, f"cs336-lectures show: error: {message}")
+
+
 def test_without_a_terminal_it_prints_the_first_step_and_exits(traced):
     result = cli("show", str(traced), cwd=traced.parent, stdin=subprocess.DEVNULL)
     model = TraceModel(read_trace(traced))

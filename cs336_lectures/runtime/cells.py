@@ -71,10 +71,12 @@ def lay_out(source: str, entry: str) -> Layout:
         return Layout(setup=reader.without(tree, []), statements=[reader.call_statement(entry)])
     statements: list[Statement] = []
     flattened = [main]
+    # Laid out beside the entry's body, a section must not bind a name of the entry either.
+    taken = top_names | _bound_names(_body(main))
     for node in _body(main):
         called = _bare_call(node)
         section = functions.get(called) if called else None
-        if section is not None and references.get(called) == 1 and _flattenable(section, top_names):
+        if section is not None and references.get(called) == 1 and _flattenable(section, taken):
             flattened.append(section)
             statements.extend(reader.statements(_body(section), section.name))
         else:
@@ -203,7 +205,8 @@ class _SourceReader:
                         names.append(name)
             if text is not None and not names:
                 statement.markdown, statement.verbatim = text
-            statement.inspected = tuple(names)
+            deleted = _deleted_at_end(node)
+            statement.inspected = tuple(name for name in names if name not in deleted)
             result.append(statement)
             previous_end = node.end_lineno
         return result
@@ -248,6 +251,18 @@ class _SourceReader:
                 line = line[indent:]
             out.append(line)
         return "\n".join(out).strip("\n")
+
+
+def _deleted_at_end(node: ast.stmt) -> set[str]:
+    """Names whose last binding in `node`, in source order, is a `del`: after its cell runs they
+    do not exist, so the cell cannot end by showing them (`show_values` would raise NameError)."""
+    last: dict[str, tuple[int, int, bool]] = {}
+    for name in ast.walk(node):
+        if isinstance(name, ast.Name) and isinstance(name.ctx, (ast.Store, ast.Del)):
+            position = (name.lineno, name.col_offset)
+            if name.id not in last or position > last[name.id][:2]:
+                last[name.id] = (*position, isinstance(name.ctx, ast.Del))
+    return {name for name, (_, _, is_deletion) in last.items() if is_deletion}
 
 
 def _is_main_guard(node: ast.stmt) -> bool:

@@ -145,8 +145,9 @@ def build_notebook(raw: dict, trace_folder: Path):
     def close_code() -> None:
         if code:
             lines = [statement.code for statement in code]
-            if code[-1].inspected:
-                lines.append(_show_values_call(code[-1].inspected))
+            shown = outputs.shown_names(code[-1])
+            if shown:
+                lines.append(_show_values_call(shown))
             cells.append(nbf.new_code_cell("\n".join(lines), outputs=outputs.of(code)))
             code.clear()
 
@@ -279,10 +280,20 @@ class _Outputs:
                                                   traceback=error.get("traceback", "").splitlines()))
             if statement.inspected and index in self.last_own_step:
                 env = self.model.environment(self.last_own_step[index])
-                values = {name: env[name][0] for name in statement.inspected if name in env}
+                values = {name: env[name][0] for name in self.shown_names(statement)}
                 if values:
                     outputs.append(nbf.new_output("display_data", data=values_bundle(values)))
         return outputs
+
+    def shown_names(self, statement: Statement) -> tuple[str, ...]:
+        """The inspected names the statement's cell ends by showing: those the trace holds once it
+        ran (a name inspected before it is bound would stop the notebook with a NameError there);
+        all of them for a statement the trace never reached."""
+        index = self.position[id(statement)]
+        if index not in self.last_own_step:
+            return statement.inspected
+        env = self.model.environment(self.last_own_step[index])
+        return tuple(name for name in statement.inspected if name in env)
 
     def _asset_bytes(self, src: str) -> bytes:
         if src.startswith("data:"):

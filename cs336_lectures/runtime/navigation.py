@@ -42,6 +42,23 @@ def read_trace(path: str | Path) -> dict:
         raise TraceFormatError(f"{path}: no such trace file") from None
     except OSError as error:
         raise TraceFormatError(f"{path}: cannot read the trace: {error.strerror or error}") from None
+    except TraceFormatError:
+        hint = _what_it_is_instead(path)
+        if hint is None:
+            raise
+        raise TraceFormatError(f"{path}: {hint}") from None
+
+
+def _what_it_is_instead(path: Path) -> str | None:
+    """What to do with a file given where a trace belongs, for the two files users mistake for
+    one (a lecture, and a trace the Stanford course published); None for anything else."""
+    from cs336_lectures.runtime.course_import import course_trace_at  # heavy, and needed only here
+
+    if path.suffix == ".py":
+        return f"a lecture, not a trace: trace it first (cs336-lectures trace {path})"
+    if course_trace_at(path):
+        return f"a trace in the Stanford course's format: convert it first (cs336-lectures import {path} -o DIR)"
+    return None
 
 
 def statement_heads(lines: list[str]) -> list[int]:

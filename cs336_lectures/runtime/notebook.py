@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import base64
 import inspect
+import linecache
 import sys
-from pathlib import Path
 from typing import Any, Callable
 
 from cs336_lectures.runtime.assets import MIME_TYPES, download, normalize_suffix, sniff_image_suffix
@@ -68,7 +68,10 @@ class KernelRecorder:
         from IPython.display import display
 
         def definition(file: int, line: int) -> str:
-            return definition_at(Path(self._paths[file]).read_text(encoding="utf-8"), line)
+            # linecache rather than the file: a function defined in a cell has no file on disk.
+            path = self._paths[file]
+            linecache.checkcache(path)
+            return definition_at("".join(linecache.getlines(path)), line)
 
         bundle, metadata = rendering_bundle(rendering, data_url_bytes, definition)
         display(bundle, metadata=metadata, raw=True)

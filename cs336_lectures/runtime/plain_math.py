@@ -2,9 +2,9 @@
 
 Formulas (`$...$` and `$$...$$`, found as our renderer finds them: math_spans.py) lose their
 dollars, and their LaTeX turns into Unicode where a character exists (`\\times` ×, `\\alpha` α,
-`x^2` x², `\\frac{a}{b}` (a)/(b), `\\sqrt{x}` √(x)) and into its argument otherwise
-(`\\text{loss}` loss). Text outside formulas is left alone: code spans, and the dollars of
-"$5 and $10".
+`x^2` x², `\\frac{a}{b}` (a)/(b), `\\sqrt{x}` √(x), `\\hat{y}` ŷ, `\\mathbb{R}` ℝ, `K^\\top` Kᵀ)
+and into its argument otherwise (`\\text{loss}` loss). Text outside formulas is left alone:
+code spans, and the dollars of "$5 and $10".
 
     >>> plain_math("Each token costs $6 \\\\times N$ FLOPs, $\\\\alpha \\\\le 1$")
     'Each token costs 6 × N FLOPs, α ≤ 1'
@@ -13,6 +13,7 @@ dollars, and their LaTeX turns into Unicode where a character exists (`\\times` 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from cs336_lectures.runtime.math_spans import rewrite_math
 
@@ -27,9 +28,15 @@ SYMBOLS = {
     "eta": "η", "theta": "θ", "kappa": "κ", "lambda": "λ", "mu": "μ", "nu": "ν", "xi": "ξ", "pi": "π",
     "rho": "ρ", "sigma": "σ", "tau": "τ", "phi": "φ", "varphi": "φ", "chi": "χ", "psi": "ψ", "omega": "ω",
     "Gamma": "Γ", "Delta": "Δ", "Theta": "Θ", "Lambda": "Λ", "Pi": "Π", "Sigma": "Σ", "Phi": "Φ",
-    "Omega": "Ω", ",": " ", ";": " ", "!": "", " ": " ", "{": "{", "}": "}", "%": "%", "$": "$", "_": "_",
+    "Omega": "Ω", ",": " ", ";": " ", "!": "", " ": " ", "%": "%", "$": "$", "_": "_",
+    "top": "ᵀ", "intercal": "ᵀ", "|": "‖", "Vert": "‖", "lVert": "‖", "rVert": "‖", "vert": "|", "mid": "|",
+    # escaped braces are literal braces: marked here, put back after the grouping braces are dropped
+    "{": "\x00", "}": "\x01",
 }
-SUPERSCRIPTS = str.maketrans("0123456789+-=()n", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿ")
+ACCENTS = {"hat": "\u0302", "widehat": "\u0302", "bar": "\u0304", "overline": "\u0304", "tilde": "\u0303",
+           "widetilde": "\u0303", "vec": "\u20d7", "dot": "\u0307", "ddot": "\u0308"}  # combining marks
+DOUBLE_STRUCK = {"R": "ℝ", "N": "ℕ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "E": "𝔼", "P": "ℙ"}
+SUPERSCRIPTS = str.maketrans("0123456789+-=()nᵀ", "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ⁿᵀ")
 SUBSCRIPTS = str.maketrans("0123456789+-=()", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎")
 ARGUMENT_COMMANDS = ("text", "mathrm", "mathbf", "mathit", "mathcal", "operatorname", "textbf", "boldsymbol", "mbox")
 
@@ -48,11 +55,15 @@ def latex_text(latex: str) -> str:
         text = re.sub(r"\\[dt]?frac\s*" + GROUP + r"\s*" + GROUP, lambda m: f"({m[1]})/({m[2]})", text)
         text = re.sub(r"\\sqrt\s*" + GROUP, lambda m: f"√({m[1]})", text)
         text = re.sub(r"\\(?:" + "|".join(ARGUMENT_COMMANDS) + r")\s*" + GROUP, lambda m: m[1], text)
+        text = re.sub(r"\\mathbb\s*" + GROUP, lambda m: "".join(DOUBLE_STRUCK.get(c, c) for c in m[1]), text)
+        text = re.sub(r"\\(" + "|".join(ACCENTS) + r")\b\s*(?:" + GROUP + r"|(\w))",
+                      lambda m: (m[2] or m[3]) + ACCENTS[m[1]], text)
     text = re.sub(r"\\(left|right|big|Big|bigg|Bigg)\b", "", text)
-    text = re.sub(r"\\([A-Za-z]+|[,;! {}%$_])", lambda m: SYMBOLS.get(m[1], m[1]), text)
+    text = re.sub(r"\\([A-Za-z]+|[,;! {}%$_|])", lambda m: SYMBOLS.get(m[1], m[1]), text)
     text = re.sub(r"\^" + GROUP + r"|\^(\w)", lambda m: _scripted(m[1] or m[2], SUPERSCRIPTS, "^"), text)
     text = re.sub(r"_" + GROUP + r"|_(\w)", lambda m: _scripted(m[1] or m[2], SUBSCRIPTS, "_"), text)
-    return text.replace("{", "").replace("}", "")
+    text = text.replace("{", "").replace("}", "").replace("\x00", "{").replace("\x01", "}")
+    return unicodedata.normalize("NFC", text)
 
 
 def _scripted(body: str, table: dict, mark: str) -> str:
