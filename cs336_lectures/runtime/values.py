@@ -104,7 +104,7 @@ class ValueEncoder:
             if method is not None:
                 return method(self, obj, depth)
             return self._other(obj, depth)
-        except Exception as error:  # a broken __repr__, __len__, __iter__, property, ...
+        except BaseException as error:  # a broken __repr__, property... (SystemExit too)
             return _failure(obj, error)
 
     def _other(self, obj: Any, depth: int) -> Any:
@@ -114,7 +114,7 @@ class ValueEncoder:
             if module is not None:
                 try:
                     encoded = encode(obj, module, depth)
-                except Exception:  # an exotic subclass (masked array, nested tensor): its repr will do
+                except BaseException:  # an exotic subclass (masked array, nested tensor): its repr will do
                     return self._object(obj)
                 if encoded is not None:
                     return encoded
@@ -220,7 +220,7 @@ class ValueEncoder:
                     break
                 try:
                     item = self._encode(read(), depth + 1)
-                except Exception as error:  # a field that was never set
+                except BaseException as error:  # a field that was never set
                     item = _failure(None, error)
                 encoded.append([name, item])
         finally:
@@ -239,7 +239,7 @@ class ValueEncoder:
     def _object(self, obj: Any) -> Any:
         try:
             text = repr(obj)
-        except Exception as error:
+        except BaseException as error:
             return _failure(obj, error)
         text = self._clean_repr(text)
         self._budget -= len(text)
@@ -347,7 +347,8 @@ class ValueEncoder:
         if isinstance(obj, np.integer):
             return self._int(int(obj), depth)
         if isinstance(obj, np.floating):
-            return _float(float(obj))
+            # numpy prints float32 and narrower with their own shortest digits: 0.1, not 0.10000000149011612.
+            return _float(float(str(obj)) if obj.itemsize <= 4 else float(obj))
         if isinstance(obj, (np.str_, np.bytes_)):
             return self._encode(obj.item(), depth)
         return self._object(obj)
@@ -505,7 +506,7 @@ def _first_items_in_order(items: set | frozenset) -> list:
         return list(itertools.islice(items, MAX_ITEMS))
     try:
         return heapq.nsmallest(MAX_ITEMS, items)
-    except Exception:  # items that do not compare with each other
+    except BaseException:  # items that do not compare with each other
         return sorted(items, key=lambda item: (type(item).__name__, _attempt(lambda: repr(item), "")))[:MAX_ITEMS]
 
 
@@ -529,7 +530,7 @@ def _iinfo(info, dtype: str) -> dict:
 def _failure(obj: Any, error: BaseException) -> dict:
     try:
         message = f"{type(error).__name__}: {error}"
-    except Exception:
+    except BaseException:
         message = type(error).__name__
     cls = "NoneType" if obj is None else _class_name(obj)
     return {"t": "object", "cls": cls, "repr": None, "error": _utf8_safe(message[:MAX_STRING])}
@@ -543,7 +544,7 @@ def _class_name(obj: Any) -> str:
 def _attempt(function: Callable[[], Any], default: Any) -> Any:
     try:
         return function()
-    except Exception:
+    except BaseException:
         return default
 
 

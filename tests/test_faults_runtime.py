@@ -1,0 +1,235 @@
+"""Fault injection against the runtime, as a hostile lecture, a hostile trace or a crash would try it.
+
+Each test reproduces a failure of issue 10 (or an earlier one that must stay fixed). Lectures
+that must be stopped from outside run through the real command in a subprocess, whose
+`timeout=` only keeps a regression from hanging the suite.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from cs336_lectures.runtime.tracer import trace_lecture
+from cs336_lectures.runtime.trace_format import load_trace
+
+ROOT = Path(__file__).resolve().parents[1]
+HANG_GUARD_S = 60  # a run the fix must end in seconds; a regression fails here instead of hanging
+
+
+def lecture(folder: Path, source: str, name: str = "lecture.py") -> Path:
+    path = folder / name
+    path.write_text(textwrap.dedent(source))
+    return path
+
+
+def trace_command(path: Path, *flags: str, **popen) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cs336_lectures", "trace", str(path), "-o",
+                           str(path.parent / "out"), *flags], cwd=ROOT, capture_output=True, text=True,
+                          timeout=HANG_GUARD_S, **popen)
+
+
+def interrupt_once_running(path: Path, *flags: str) -> tuple[int, str]:
+    """Trace `path` as a terminal's job would run it, press Ctrl-C once the lecture has created
+    the file `running` beside itself, and return the exit status and stderr."""
+    process = subprocess.Popen([sys.executable, "-m", "cs336_lectures", "trace", str(path), "-o",
+                                str(path.parent / "out"), "--quiet", *flags], cwd=ROOT, stderr=subprocess.PIPE,
+                               text=True, start_new_session=True)  # its own process group, as a job has
+    try:
+        began = time.monotonic()
+        while not (path.parent / "running").exists() and time.monotonic() - began < HANG_GUARD_S:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C does: the whole group gets it
+        _, stderr = process.communicate(timeout=HANG_GUARD_S)
+    finally:
+        process.kill()
+    return process.returncode, stderr
+
+
+def summary_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in stderr, stderr
+    return lines[0]
+
+
+# --- limits end the run, whatever the lecture does (items 1 and 2) -------------------------------
+
+
+def test_timeout_ends_a_lecture_stuck_in_c_code_and_keeps_the_partial_trace(tmp_path, validate_trace):
+    path = lecture(tmp_path, """\
+        import itertools
+        import time
+
+        def main():
+            before = 41  # @inspect before
+            time.sleep(0.5)  # lets the tracer take a snapshot while the lecture still runs Python
+            total = sum(itertools.count())  # C code that never returns to Python
+        """)
+    done = trace_command(path, "--timeout", "1")
+    assert done.returncode == 1
+    line = summary_line(done.stderr)
+    assert ": timeout, " in line and f"stuck at {path}:7 in main" in line
+    trace = validate_trace(tmp_path / "out" / "lecture.json")
+    assert trace["header"]["status"] == "timeout" and "--timeout" in trace["header"]["message"]
+    steps = load_trace(tmp_path / "out" / "lecture.json").steps
+    assert [step.line for step in steps[:2]] == [5, 6] and steps[0].values == {"before": 41}
+
+
+def test_a_lecture_stuck_in_c_code_before_any_snapshot_still_ends_with_a_trace(tmp_path, validate_trace):
+    path = lecture(tmp_path, """\
+        import itertools
+
+        def main():
+            total = sum(itertools.count())
+        """)
+    done = trace_command(path, "--timeout", "1", "--quiet")
+    assert done.returncode == 1 and f"stuck at {path}:4 in main" in summary_line(done.stderr)
+    assert validate_trace(tmp_path / "out" / "lecture.json")["header"]["status"] == "timeout"
+
+
+CATCH_EVERYTHING = """\
+    def main():
+        caught = 0
+        while True:
+            try:
+                while True:
+                    caught += 0
+            except BaseException:
+                caught += 1
+                print("went on after the stop")
+    """
+
+
+@pytest.mark.parametrize("flags, status", [(("--max-steps", "500"), "max_steps"), (("--timeout", "1"), "timeout")])
+def test_a_limit_ends_a_lecture_that_catches_base_exception(tmp_path, validate_trace, flags, status):
+    path = lecture(tmp_path, CATCH_EVERYTHING)
+    done = trace_command(path, *flags, "--quiet")
+    assert done.returncode == 1
+    line = summary_line(done.stderr)
+    assert f": {status}, " in line and "caught the stop and went on, so it was ended" in line
+    trace = validate_trace(tmp_path / "out" / "lecture.json")
+    assert trace["header"]["status"] == status
+    if status == "max_steps":
+        assert trace["header"]["num_steps"] == 500
+    # Nothing the lecture did after the stop is in the trace.
+    assert all("went on" not in step[2].get("o", "") for step in trace["steps"] if len(step) > 2)
+
+
+def test_a_lecture_swallowing_the_watchdogs_interrupt_in_untraced_code_is_ended(tmp_path, validate_trace):
+    path = lecture(tmp_path, """\
+        import time
+
+        def main():
+            while True:
+                try:
+                    time.sleep(100)
+                except BaseException:
+                    pass
+        """)
+    done = trace_command(path, "--timeout", "1", "--quiet")
+    assert done.returncode == 1 and ": timeout, " in summary_line(done.stderr)
+    assert validate_trace(tmp_path / "out" / "lecture.json")["header"]["status"] == "timeout"
+
+
+# --- the command exits once the trace is written (item 3) ---------------------------------------
+
+
+def test_the_command_exits_though_the_lecture_left_a_thread_running(tmp_path, validate_trace):
+    path = lecture(tmp_path, """\
+        import threading
+        import time
+
+        def main():
+            forever = threading.Thread(target=time.sleep, args=(3600,))
+            forever.start()
+            started = forever.is_alive()  # @inspect started
+        """)
+    done = trace_command(path)
+    assert done.returncode == 0
+    line = summary_line(done.stderr)
+    assert ": ok, 3 steps" in line and "the lecture left a thread running, stopped once the trace was written" in line
+    assert load_trace(tmp_path / "out" / "lecture.json").values_of("started") == [True]
+
+
+# --- reading a value never changes the run (item 4) ----------------------------------------------
+
+
+HOSTILE_VALUES = """\
+    class ExitsOnRepr:
+        def __repr__(self):
+            raise SystemExit(3)
+
+        @property
+        def interrupting(self):
+            raise KeyboardInterrupt
+
+    def main():
+        value = ExitsOnRepr()  # @inspect value value.interrupting
+        finished = True  # @inspect finished
+    """
+
+
+def test_a_repr_raising_system_exit_or_a_getter_raising_keyboard_interrupt_is_recorded_not_obeyed(
+        tmp_path, validate_trace):
+    path = lecture(tmp_path, HOSTILE_VALUES)
+    result = trace_lecture(path, output_dir=tmp_path / "out", quiet=True)
+    assert result.status == "ok" and not result.interrupted
+    raw = validate_trace(result.path)
+    first, second = raw["steps"][0][2]["v"], raw["steps"][1][2]["v"]
+    assert first == {"value": {"t": "object", "cls": "ExitsOnRepr", "repr": None, "error": "SystemExit: 3"}}
+    assert second == {"finished": True}
+
+
+def test_the_command_line_also_finishes_a_lecture_with_hostile_values(tmp_path):
+    path = lecture(tmp_path, HOSTILE_VALUES)
+    done = trace_command(path, "--quiet")
+    assert done.returncode == 0 and done.stderr == ""
+    assert load_trace(tmp_path / "out" / "lecture.json").values_of("finished") == [True]
+
+
+def test_a_real_ctrl_c_still_stops_a_run_that_reads_values(tmp_path, validate_trace):
+    path = lecture(tmp_path, """\
+        import pathlib
+        import time
+
+        class Slow:
+            @property
+            def reading(self):
+                time.sleep(0.05)  # most of the run is spent reading this value
+                return 1
+
+        def main():
+            slow = Slow()
+            pathlib.Path(__file__).with_name("running").touch()
+            while True:
+                count = 0  # @inspect slow.reading
+        """)
+    returncode, stderr = interrupt_once_running(path)
+    assert returncode == 130
+    assert "KeyboardInterrupt" in summary_line(stderr)
+    trace = validate_trace(tmp_path / "out" / "lecture.json")
+    assert trace["header"]["status"] == "error" and trace["steps"][-1][2]["x"]["type"] == "KeyboardInterrupt"
+
+
+def test_ctrl_c_ends_a_lecture_stuck_in_c_code(tmp_path, validate_trace):
+    path = lecture(tmp_path, """\
+        import itertools
+        import pathlib
+
+        def main():
+            pathlib.Path(__file__).with_name("running").touch()
+            total = sum(itertools.count())
+        """)
+    returncode, stderr = interrupt_once_running(path, "--timeout", "600")
+    assert returncode == 130
+    assert "did not stop within 3 s of Ctrl-C, so it was killed" in summary_line(stderr)
+    assert validate_trace(tmp_path / "out" / "lecture.json")["header"]["status"] == "error"
