@@ -7,8 +7,9 @@ that must be stopped from outside run through the real command in a subprocess, 
 
 from __future__ import annotations
 
-import json
+import io
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -16,10 +17,15 @@ import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
+import torch
 
-from cs336_lectures.runtime.tracer import trace_lecture
+from cs336_lectures.models import Cruncher
+from cs336_lectures.optimizers import Adam
 from cs336_lectures.runtime.trace_format import load_trace
+from cs336_lectures.runtime.tracer import trace_lecture
+from cs336_lectures.training import load_checkpoint, save_checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 HANG_GUARD_S = 60  # a run the fix must end in seconds; a regression fails here instead of hanging
@@ -233,3 +239,71 @@ def test_ctrl_c_ends_a_lecture_stuck_in_c_code(tmp_path, validate_trace):
     assert returncode == 130
     assert "did not stop within 3 s of Ctrl-C, so it was killed" in summary_line(stderr)
     assert validate_trace(tmp_path / "out" / "lecture.json")["header"]["status"] == "error"
+
+
+# --- checkpoints: all or nothing (item 15) -------------------------------------------------------
+
+
+def _checkpoint_parts():
+    torch.manual_seed(0)
+    model = Cruncher(dim=2, num_layers=1)
+    return model, Adam(model.parameters(), lr=0.1)
+
+
+def _saved_checkpoint() -> bytes:
+    model, optimizer = _checkpoint_parts()
+    loss = model(torch.ones(3, 2)).sum()
+    loss.backward()
+    optimizer.step()  # some optimizer state worth restoring
+    buffer = io.BytesIO()
+    save_checkpoint(model, optimizer, 7, buffer)
+    return buffer.getvalue()
+
+
+def test_a_checkpoint_cut_short_anywhere_is_a_clear_value_error():
+    data = _saved_checkpoint()
+    model, optimizer = _checkpoint_parts()
+    refused = 0
+    for length in range(len(data)):  # every truncation point (a few milliseconds each)
+        with pytest.raises(ValueError, match="is not a checkpoint written by save_checkpoint"):
+            load_checkpoint(io.BytesIO(data[:length]), model, optimizer)
+        refused += 1
+    assert refused == len(data) and load_checkpoint(io.BytesIO(data), model, optimizer) == 7
+
+
+def _break_optimizer(checkpoint: dict) -> None:
+    checkpoint["optimizer"]["param_groups"][0]["params"].pop()
+
+
+def _break_optimizer_state(checkpoint: dict) -> None:
+    state = next(iter(checkpoint["optimizer"]["state"].values()))
+    state["m"] = state["m"].reshape(-1)[:1]
+
+
+def _drop_rng(checkpoint: dict) -> None:
+    del checkpoint["rng"]["numpy"]
+
+
+def _break_python_rng(checkpoint: dict) -> None:
+    checkpoint["rng"]["python"] = (3, (1, 2), None)
+
+
+@pytest.mark.parametrize("damage, reason", [
+    (_break_optimizer, "parameter groups differ"),
+    (_break_optimizer_state, "'m' for parameter 0 has another shape"),
+    (_drop_rng, "missing 'numpy'"),
+    (_break_python_rng, "state vector"),
+])
+def test_a_checkpoint_that_does_not_fit_changes_nothing(tmp_path, damage, reason):
+    checkpoint = torch.load(io.BytesIO(_saved_checkpoint()), weights_only=True)
+    damage(checkpoint)
+    torch.save(checkpoint, tmp_path / "damaged.pt")
+    model, optimizer = _checkpoint_parts()
+    weights = {name: tensor.clone() for name, tensor in model.state_dict().items()}
+    generators = (torch.get_rng_state(), np.random.get_state()[1].copy(), random.getstate())
+    with pytest.raises(ValueError, match=reason):
+        load_checkpoint(tmp_path / "damaged.pt", model, optimizer)
+    assert all(torch.equal(weights[name], tensor) for name, tensor in model.state_dict().items())
+    assert optimizer.state_dict()["state"] == {}
+    assert torch.equal(generators[0], torch.get_rng_state())
+    assert (generators[1] == np.random.get_state()[1]).all() and generators[2] == random.getstate()
