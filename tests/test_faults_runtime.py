@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -23,6 +24,7 @@ import torch
 
 from cs336_lectures.models import Cruncher
 from cs336_lectures.optimizers import Adam
+from cs336_lectures.runtime.atomic import remove_stale_temporaries, write_atomically, write_bytes_atomically
 from cs336_lectures.runtime.trace_format import load_trace
 from cs336_lectures.runtime.tracer import trace_lecture
 from cs336_lectures.training import load_checkpoint, save_checkpoint
@@ -307,3 +309,96 @@ def test_a_checkpoint_that_does_not_fit_changes_nothing(tmp_path, damage, reason
     assert optimizer.state_dict()["state"] == {}
     assert torch.equal(generators[0], torch.get_rng_state())
     assert (generators[1] == np.random.get_state()[1]).all() and generators[2] == random.getstate()
+
+
+# --- a writer killed mid-write (item 5) ----------------------------------------------------------
+
+
+KILLED_WRITER = """\
+import sys
+import time
+
+import torch
+
+from cs336_lectures.models import Cruncher
+from cs336_lectures.optimizers import Adam
+from cs336_lectures.runtime.atomic import write_atomically
+from cs336_lectures.training import save_checkpoint
+
+
+def write_slowly(file):
+    file.write(b"half of the new content")
+    file.flush()
+    print("writing", flush=True)
+    time.sleep(HANG_GUARD_S)
+
+
+kind, target = sys.argv[1], sys.argv[2]
+if kind == "checkpoint":
+    torch.save = lambda checkpoint, file: write_slowly(file)
+    model = Cruncher(dim=2, num_layers=1)
+    save_checkpoint(model, Adam(model.parameters()), 1, target)
+else:
+    write_atomically(target, write_slowly)
+"""
+
+
+def _kill_while_writing(target: Path, kind: str) -> None:
+    script = KILLED_WRITER.replace("HANG_GUARD_S", str(HANG_GUARD_S))
+    writer = subprocess.Popen([sys.executable, "-c", script, kind, str(target)], cwd=ROOT, stdout=subprocess.PIPE,
+                              text=True)
+    try:
+        assert writer.stdout.readline() == "writing\n"
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(timeout=HANG_GUARD_S)
+    finally:
+        writer.kill()
+
+
+def _temporaries(target: Path) -> list[Path]:
+    return sorted(target.parent.glob(f".{target.name}.*.tmp"))
+
+
+def test_sigkill_while_writing_keeps_the_previous_trace_and_the_next_write_removes_the_leftover(tmp_path):
+    target = tmp_path / "lecture.json"
+    target.write_bytes(b"the previous trace")
+    _kill_while_writing(target, "file")
+    assert target.read_bytes() == b"the previous trace"
+    [leftover] = _temporaries(target)
+    assert leftover.read_bytes() == b"half of the new content"
+    write_bytes_atomically(target, b"the next trace")
+    assert target.read_bytes() == b"the next trace" and _temporaries(target) == []
+
+
+def test_sigkill_while_saving_a_checkpoint_keeps_the_previous_one_and_the_next_save_cleans_up(tmp_path):
+    target = tmp_path / "run.pt"
+    model, optimizer = _checkpoint_parts()
+    save_checkpoint(model, optimizer, 4, target)
+    _kill_while_writing(target, "checkpoint")
+    assert len(_temporaries(target)) == 1
+    assert load_checkpoint(target, model, optimizer) == 4
+    save_checkpoint(model, optimizer, 5, target)
+    assert _temporaries(target) == [] and load_checkpoint(target, model, optimizer) == 5
+
+
+def test_a_temporary_file_of_a_writer_still_at_work_is_left_alone(tmp_path):
+    target = tmp_path / "lecture.json"
+    started, release = threading.Event(), threading.Event()
+
+    def write_slowly(file):
+        file.write(b"slow")
+        started.set()
+        release.wait(HANG_GUARD_S)
+
+    slow = threading.Thread(target=write_atomically, args=(target, write_slowly))
+    slow.start()
+    try:
+        assert started.wait(HANG_GUARD_S)
+        [working] = _temporaries(target)
+        assert remove_stale_temporaries(target) == []
+        write_bytes_atomically(target, b"fast")  # another writer of the same target meanwhile
+        assert _temporaries(target) == [working] and target.read_bytes() == b"fast"
+    finally:
+        release.set()
+        slow.join(HANG_GUARD_S)
+    assert target.read_bytes() == b"slow" and _temporaries(target) == []
