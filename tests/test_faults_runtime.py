@@ -402,3 +402,39 @@ def test_a_temporary_file_of_a_writer_still_at_work_is_left_alone(tmp_path):
         release.set()
         slow.join(HANG_GUARD_S)
     assert target.read_bytes() == b"slow" and _temporaries(target) == []
+
+
+# --- generators resumed under @stepover keep their state (item 16) -------------------------------
+
+
+def test_a_generator_resumed_traced_then_stepped_over_then_traced_records_each_value(tmp_path, validate_trace):
+    path = lecture(tmp_path, """\
+        def count():
+            n = 0
+            while True:
+                yield n  # @inspect n
+                n += 1
+
+        def main():
+            s = count()
+            first = next(s)  # @inspect first
+            next(s)  # @stepover
+            third = next(s)  # @inspect third
+            next(s)  # @stepover
+            next(s)  # @stepover
+            sixth = next(s)  # @inspect sixth
+        """)
+    result = trace_lecture(path, output_dir=tmp_path / "out", quiet=True)
+    validate_trace(result.path)
+    steps = [(step.function, step.line, step.values) for step in load_trace(result.path).steps]
+    assert steps == [
+        ("main", 8, {}),
+        ("main", 9, {"first": 0}),
+        ("count", 2, {}), ("count", 3, {}), ("count", 4, {"n": 0}),  # the first next(), traced
+        ("main", 10, {}),  # the second, stepped over: no steps in count
+        ("main", 11, {"third": 2}),
+        ("count", 5, {}), ("count", 3, {}), ("count", 4, {"n": 2}),  # resumed where the untraced run left it
+        ("main", 12, {}), ("main", 13, {}),
+        ("main", 14, {"sixth": 5}),
+        ("count", 5, {}), ("count", 3, {}), ("count", 4, {"n": 5}),
+    ]

@@ -317,6 +317,8 @@ class Tracer:
             resumed = None  # someone else's tracer, or an earlier trace's
         if self.suppress:
             frame.f_trace = resumed.dormant if resumed is not None else None
+            if resumed is not None:  # its suspended line now finishes untraced: nothing is left pending
+                resumed.step, resumed.pending = -1, None
             return None
         parent = self.current
         parent_step = parent.step if parent is not None else -1
@@ -329,7 +331,7 @@ class Tracer:
             values = resumed.values
         directives = self.files[self.functions[function][0]].directives
         activation = _Activation(self, call_id, parent, directives, values)
-        if resumed is not None:  # the suspended line (yield, await) is still running
+        if resumed is not None and resumed.step >= 0:  # the suspended line (yield, await) is still running
             activation.step, activation.pending, resumed.pending = resumed.step, resumed.pending, None
         self.current = activation
         return activation.callback
