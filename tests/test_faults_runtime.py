@@ -7,7 +7,9 @@ that must be stopped from outside run through the real command in a subprocess, 
 
 from __future__ import annotations
 
+import copy
 import io
+import json
 import os
 import random
 import signal
@@ -17,15 +19,18 @@ import textwrap
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from cs336_lectures.models import Cruncher
 from cs336_lectures.optimizers import Adam
 from cs336_lectures.runtime.atomic import remove_stale_temporaries, write_atomically, write_bytes_atomically
-from cs336_lectures.runtime.trace_format import load_trace
+from cs336_lectures.runtime.trace_format import TraceFormatError, load_trace
 from cs336_lectures.runtime.tracer import trace_lecture
 from cs336_lectures.training import load_checkpoint, save_checkpoint
 
@@ -438,3 +443,104 @@ def test_a_generator_resumed_traced_then_stepped_over_then_traced_records_each_v
         ("main", 14, {"sixth": 5}),
         ("count", 5, {}), ("count", 3, {}), ("count", 4, {"n": 5}),
     ]
+
+
+# --- malformed traces: TraceFormatError, quickly (item 8) ----------------------------------------
+
+
+def _valid_trace(tmp_path: Path) -> dict:
+    path = lecture(tmp_path, """\
+        def helper(n):
+            return [n, n * 0.5, {"k": (n, b"b")}]  # @inspect n
+
+        def main():
+            print("out")
+            values = [helper(n) for n in range(2)]  # @inspect values
+            text = {"a", "b"}  # @inspect text
+            raise ValueError("at the end")
+        """, name="valid.py")
+    return json.loads(trace_lecture(path, output_dir=tmp_path / "valid", quiet=True).path.read_text())
+
+
+def _load(tmp_path: Path, trace: Any) -> None:
+    path = tmp_path / "mutated.json"
+    path.write_text(json.dumps(trace) if not isinstance(trace, str) else trace)
+    load_trace(path)
+
+
+def test_calls_that_form_a_cycle_are_refused_at_once(tmp_path):
+    trace = _valid_trace(tmp_path)
+    trace["calls"] = [[0, 1], [0, 0]]
+    trace["steps"] = [[1, 5], [0, 6]]  # step 0's call starts at step 0; step 1's at step 1
+    with pytest.raises(TraceFormatError, match=r"steps\[0\] belongs to call 1, whose parent step 0 does not come before it"):
+        _load(tmp_path, trace)
+
+
+@pytest.mark.parametrize("damage, expected", [
+    (lambda trace: trace.update(header=[]), "the header is not an object"),
+    (lambda trace: trace.update(functions={}), "functions is not a list"),
+    (lambda trace: trace["files"][0].pop("path"), r"files\[0\] has no path"),
+    (lambda trace: trace["functions"][0].__setitem__(0, 99), r"functions\[0\] is not \[file, name, line\]"),
+    (lambda trace: trace["calls"][0].__setitem__(1, 10**9), r"calls\[0\] is not"),
+    (lambda trace: trace["steps"][0].__setitem__(0, True), r"steps\[0\] is not"),
+    (lambda trace: trace["steps"][0].append({"v": []}), r"steps\[0\]\.v is not a dict"),
+    (lambda trace: trace["steps"][0].append({"v": {"x": {"t": "bytes", "v": "(" * 200}}}), "cannot be decoded"),
+    (lambda trace: trace["steps"][0].append({"v": {"x": {"t": "list"}}}), "cannot be decoded"),
+    (lambda trace: trace["steps"][0].append({"v": {"x": {"t": "int", "v": "9" * 5000}}}), "cannot be decoded"),
+])
+def test_malformed_traces_say_what_is_wrong(tmp_path, damage, expected):
+    trace = _valid_trace(tmp_path)
+    trace["steps"][0] = trace["steps"][0][:2]
+    damage(trace)
+    with pytest.raises(TraceFormatError, match=expected):
+        _load(tmp_path, trace)
+
+
+def test_json_nested_too_deeply_is_a_trace_format_error(tmp_path):
+    with pytest.raises(TraceFormatError, match="nested too deeply"):
+        _load(tmp_path, "[" * 100_000 + "]" * 100_000)
+
+
+JSON_LEAVES = st.one_of(st.none(), st.booleans(), st.integers(-3, 10**6), st.floats(allow_nan=False),
+                        st.text(max_size=5))
+JSON_VALUES = st.recursive(JSON_LEAVES, lambda inner: st.one_of(
+    st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(["t", "v", "items", "x", "path"]), inner, max_size=3)),
+    max_leaves=8)
+
+
+def _containers(node: Any, path: tuple = ()) -> list[tuple]:
+    """The paths of every list and dict in a JSON document, the root included."""
+    found = [path] if isinstance(node, (list, dict)) else []
+    children = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, child in children:
+        found += _containers(child, (*path, key))
+    return found
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_mutated_traces_load_or_raise_trace_format_error(tmp_path, data):
+    trace = copy.deepcopy(_FUZZ_BASE.setdefault("trace", _valid_trace(tmp_path)))
+    for _ in range(data.draw(st.integers(1, 3))):
+        where = data.draw(st.sampled_from(_containers(trace)))
+        node = trace
+        for key in where:
+            node = node[key]
+        keys = list(node.keys()) if isinstance(node, dict) else list(range(len(node)))
+        if not keys:
+            continue
+        key = data.draw(st.sampled_from(keys))
+        action = data.draw(st.sampled_from(["replace", "delete", "small int"]))
+        if action == "delete":
+            del node[key]
+        elif action == "small int":  # indices that point elsewhere, or nowhere
+            node[key] = data.draw(st.integers(-2, 12))
+        else:
+            node[key] = data.draw(JSON_VALUES)
+    try:
+        _load(tmp_path, trace)
+    except TraceFormatError:
+        pass
+
+
+_FUZZ_BASE: dict[str, dict] = {}  # one traced lecture for every example
