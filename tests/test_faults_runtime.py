@@ -13,6 +13,7 @@ import json
 import os
 import random
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
@@ -26,6 +27,7 @@ import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_server import request, serve, wait_idle, workspace  # noqa: F401 (serve and workspace are fixtures)
 
 from cs336_lectures.models import Cruncher
 from cs336_lectures.optimizers import Adam
@@ -544,3 +546,18 @@ def test_mutated_traces_load_or_raise_trace_format_error(tmp_path, data):
 
 
 _FUZZ_BASE: dict[str, dict] = {}  # one traced lecture for every example
+
+
+# --- a lecture saved from the browser keeps its mode (item 18) -----------------------------------
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o755])
+def test_a_lecture_saved_from_the_browser_keeps_its_mode(serve, workspace, mode):
+    lecture = workspace / "lectures" / "lecture_t.py"
+    lecture.chmod(mode)
+    server = serve("lectures/lecture_t.py")
+    edited = lecture.read_text() + "more = 1\n"
+    status, _, _ = request(server, "POST", "/api/source?trace=lecture_t", {"source": edited}, token=server.token)
+    assert status == 202 and lecture.read_text() == edited
+    assert stat.S_IMODE(lecture.stat().st_mode) == mode
+    wait_idle(server, "lecture_t")
