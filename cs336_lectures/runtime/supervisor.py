@@ -270,60 +270,87 @@ def _isatty(stream: Any) -> bool:
 
 def _watch(child: int, control: int, errors: int, timeout: float | None) -> _Outcome:
     """Relay the child's stderr and read its messages until it exits, killing it when it must end."""
-    outcome = _Outcome()
-    deadline = None  # --timeout counts from the start of the run, as the tracer's own check does
-    reason = "timeout"
+    watch = _Watch(control, errors, timeout)
     interrupted: list[float] = []
     previous = _catch_interrupts(interrupted)
-    pending = b""
-    decoder = codecs.getincrementaldecoder("utf-8")("replace")
-    streams = {control, errors}
+    status = None
     try:
-        while streams:
-            if interrupted and reason != "interrupt":
-                reason, deadline = "interrupt", min(deadline or math.inf, interrupted[0] + KILL_AFTER_S)
-            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+        while status is None:
+            if interrupted and watch.reason != "interrupt":
+                watch.reason = "interrupt"
+                watch.deadline = min(watch.deadline or math.inf, interrupted[0] + KILL_AFTER_S)
+            wait = None if watch.deadline is None else max(0.0, watch.deadline - time.monotonic())
             if wait == 0.0:
                 os.kill(child, signal.SIGKILL)
-                outcome.killed_for = reason
-                break
-            try:
-                ready, _, _ = select.select(list(streams), [], [], 0.5 if wait is None else min(wait, 0.5))
-            except InterruptedError:
+                watch.outcome.killed_for = watch.reason
+            elif watch.read(0.5 if wait is None else min(wait, 0.5)):
                 continue
-            for fd in ready:
-                data = os.read(fd, 65536)
-                if not data:
-                    streams.discard(fd)
-                elif fd == errors:
-                    sys.stderr.write(decoder.decode(data))
-                    sys.stderr.flush()
-                else:
-                    pending += data
-                    *lines, pending = pending.split(b"\n")
-                    for line in lines:
-                        message = json.loads(line)
-                        if message.get("running") and timeout is not None and reason != "interrupt":
-                            deadline = time.monotonic() + timeout + KILL_AFTER_S
-                        elif message.get("stopping") and reason != "interrupt":
-                            reason, deadline = "stop", min(deadline or math.inf, time.monotonic() + KILL_AFTER_S)
-                        elif message.get("writing"):
-                            deadline = None  # only our own writing is left
-                        else:
-                            outcome.result = message
-        _, status = os.waitpid(child, 0)
-        outcome.ended_at = time.time()
-        outcome.exit_code = os.waitstatus_to_exitcode(status)
-        if outcome.killed_for is None and outcome.exit_code == -signal.SIGKILL and interrupted:
-            outcome.killed_for = "interrupt"
+            # Nothing to read: has the child ended? (Its pipes may outlive it, in a process it forked.)
+            pid, waited = os.waitpid(child, 0 if watch.outcome.killed_for else os.WNOHANG)
+            if pid:
+                status = waited
+        watch.outcome.ended_at = time.time()
+        while watch.read(0):  # what the child wrote just before it ended
+            pass
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
         os.close(control)
         os.close(errors)
+    outcome = watch.outcome
+    outcome.exit_code = os.waitstatus_to_exitcode(status)
     if interrupted and outcome.result is None and outcome.killed_for is None:
         outcome.killed_for = "interrupt"
     return outcome
+
+
+class _Watch:
+    """The parent's reading of the child's two pipes, and the deadline its messages set."""
+
+    def __init__(self, control: int, errors: int, timeout: float | None):
+        self.outcome = _Outcome()
+        self.deadline: float | None = None  # --timeout counts from the start of the run, as the tracer's does
+        self.reason = "timeout"
+        self._control, self._errors, self._timeout = control, errors, timeout
+        self._open = {control, errors}
+        self._pending = b""
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def read(self, wait: float) -> bool:
+        """Handle what is ready within `wait` seconds; False when nothing was."""
+        if not self._open:
+            time.sleep(wait)
+            return False
+        try:
+            ready, _, _ = select.select(list(self._open), [], [], wait)
+        except InterruptedError:  # Ctrl-C: the caller looks at it
+            return True
+        for fd in ready:
+            data = os.read(fd, 65536)
+            if not data:
+                self._open.discard(fd)
+            elif fd == self._errors:
+                sys.stderr.write(self._decoder.decode(data))
+                sys.stderr.flush()
+            else:
+                self._pending += data
+                *lines, self._pending = self._pending.split(b"\n")
+                for line in lines:
+                    self._handle(json.loads(line))
+        return bool(ready)
+
+    def _handle(self, message: dict) -> None:
+        if message.get("running"):
+            if self._timeout is not None and self.reason != "interrupt":
+                self.deadline = time.monotonic() + self._timeout + KILL_AFTER_S
+        elif message.get("stopping"):
+            if self.reason != "interrupt":
+                self.reason = "stop"
+                self.deadline = min(self.deadline or math.inf, time.monotonic() + KILL_AFTER_S)
+        elif message.get("writing"):
+            self.deadline = None  # only our own writing is left
+        else:
+            self.outcome.result = message
 
 
 def _catch_interrupts(interrupted: list[float]) -> Any:
