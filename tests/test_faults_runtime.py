@@ -561,3 +561,49 @@ def test_a_lecture_saved_from_the_browser_keeps_its_mode(serve, workspace, mode)
     assert status == 202 and lecture.read_text() == edited
     assert stat.S_IMODE(lecture.stat().st_mode) == mode
     wait_idle(server, "lecture_t")
+
+
+# --- hostile values that already were harmless, kept so ------------------------------------------
+
+
+def test_hostile_values_are_recorded_and_the_lecture_runs_on(tmp_path, validate_trace):
+    path = lecture(tmp_path, """\
+        import itertools
+
+        class Endless(list):
+            def __iter__(self):
+                return itertools.count()
+
+        class Bottomless:
+            def __getattr__(self, name):
+                return self
+
+        class BrokenItems(dict):
+            def items(self):
+                raise RuntimeError("no items")
+
+        class LyingLength(list):
+            def __len__(self):
+                return -1
+
+        def main():
+            endless = Endless([1])  # @inspect endless
+            deep = Bottomless()  # @inspect deep.a.b.c
+            broken = BrokenItems(a=1)  # @inspect broken
+            lying = LyingLength([1, 2])  # @inspect lying
+            huge = 10 ** 100_000  # @inspect huge
+            loop = [1]
+            loop.append(loop)  # @inspect loop
+            finished = True  # @inspect finished
+        """)
+    result = trace_lecture(path, output_dir=tmp_path / "out", quiet=True)
+    assert result.status == "ok"
+    raw = validate_trace(result.path)
+    values = {name: value for step in raw["steps"] if len(step) > 2 for name, value in step[2].get("v", {}).items()}
+    assert values["endless"]["t"] == "list" and values["endless"]["items"] == list(range(100))
+    assert values["deep.a.b.c"]["cls"] == "Bottomless"
+    assert values["broken"]["error"] == "RuntimeError: no items"
+    assert values["lying"]["error"].startswith("ValueError")
+    assert values["huge"]["repr"] == "<int of 332193 bits, about 100001 decimal digits>"
+    assert values["loop"]["items"][1]["t"] == "truncated"
+    assert values["finished"] is True

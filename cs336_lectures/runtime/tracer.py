@@ -368,7 +368,6 @@ class Tracer:
         if self._sigints != sigints:  # a real Ctrl-C arrived while values were read, and reading swallowed it
             raise KeyboardInterrupt
 
-
     def _record_value(self, activation: _Activation, name: str, value: Any) -> None:
         try:
             encoded = self.encoder.encode(value)
