@@ -420,6 +420,8 @@ _FRAME_LINE = re.compile(r'^\s*File "(.*)", line (\d+) in (.*)$')
 
 def _stuck_at(stacks: Path) -> str | None:
     """The innermost frame outside the runtime in faulthandler's dump of the thread that held the GIL."""
+    from cs336_lectures.runtime.tracer import _display_path
+
     try:
         text = stacks.read_text(errors="replace")
     except OSError:
@@ -428,12 +430,5 @@ def _stuck_at(stacks: Path) -> str | None:
     for line in section.splitlines():
         match = _FRAME_LINE.match(line)
         if match and not match.group(1).startswith(_RUNTIME_DIR) and "/threading.py" not in match.group(1):
-            return f"{_shown_path(match.group(1))}:{match.group(2)} in {match.group(3)}"
+            return f"{_display_path(match.group(1))}:{match.group(2)} in {match.group(3)}"
     return None
-
-
-def _shown_path(path: str) -> str:
-    try:
-        return str(Path(path).relative_to(Path.cwd()))
-    except ValueError:
-        return path
