@@ -32,7 +32,7 @@ from test_server import request, serve, wait_idle, workspace  # noqa: F401 (serv
 from cs336_lectures.models import Cruncher
 from cs336_lectures.optimizers import Adam
 from cs336_lectures.runtime.atomic import remove_stale_temporaries, write_atomically, write_bytes_atomically
-from cs336_lectures.runtime.trace_format import TraceFormatError, load_trace
+from cs336_lectures.runtime.trace_format import Trace, TraceFormatError, load_trace
 from cs336_lectures.runtime.tracer import trace_lecture
 from cs336_lectures.training import load_checkpoint, save_checkpoint
 
@@ -464,10 +464,10 @@ def _valid_trace(tmp_path: Path) -> dict:
     return json.loads(trace_lecture(path, output_dir=tmp_path / "valid", quiet=True).path.read_text())
 
 
-def _load(tmp_path: Path, trace: Any) -> None:
+def _load(tmp_path: Path, trace: Any) -> Trace:
     path = tmp_path / "mutated.json"
     path.write_text(json.dumps(trace) if not isinstance(trace, str) else trace)
-    load_trace(path)
+    return load_trace(path)
 
 
 def test_calls_that_form_a_cycle_are_refused_at_once(tmp_path):
@@ -540,9 +540,12 @@ def test_mutated_traces_load_or_raise_trace_format_error(tmp_path, data):
         else:
             node[key] = data.draw(JSON_VALUES)
     try:
-        _load(tmp_path, trace)
-    except TraceFormatError:
-        pass
+        loaded = _load(tmp_path, trace)
+    except TraceFormatError as error:  # anything else (KeyError, RecursionError, a hang) fails the test
+        assert str(error).startswith(str(tmp_path / "mutated.json"))
+        return
+    assert len(loaded.steps) == len(trace["steps"])
+    assert all(step.stack[-1] == (step.file, step.function, step.line) for step in loaded.steps)
 
 
 _FUZZ_BASE: dict[str, dict] = {}  # one traced lecture for every example
