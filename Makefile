@@ -13,17 +13,24 @@ endif
 
 .PHONY: run test trace serve bench clean
 
+# The first run installs for a minute or two: each stage says what it does, pip shows its progress.
 $(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	# The CPU build first: an unpinned torch would pull the multi-GB CUDA build.
-	$(BIN)/pip install --quiet "torch==2.13.0"
-	$(BIN)/pip install --quiet -e ".[test]"
-	touch $(STAMP)
+	@echo "==> [1/3] creating the virtual environment in $(VENV) ..."
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "==> [2/3] installing torch, CPU build (about a minute) ..."
+	@# The CPU build first: an unpinned torch would pull the multi-GB CUDA build.
+	@$(BIN)/pip install --disable-pip-version-check --progress-bar on "torch==2.13.0"
+	@echo "==> [3/3] installing cs336-lectures and its other dependencies ..."
+	@$(BIN)/pip install --disable-pip-version-check --progress-bar on -e ".[test]"
+	@touch $(STAMP)
+	@echo "==> installed"
 
 trace: $(STAMP)
+	@echo "==> tracing the lectures (a few seconds each) ..."
 	$(BIN)/cs336-lectures trace $(LECTURES) -o var/traces
 
 run: trace
+	@echo "==> starting the viewer's server: open the URL it prints below (Ctrl-C stops it)"
 	$(BIN)/cs336-lectures serve $(LECTURES)
 
 test: $(STAMP)

@@ -3,6 +3,7 @@
 The public surface of the runtime is small:
 
 - ``text``, ``image``, ``link``, ``plot``: put a rendering on the current line of a lecture;
+- ``solution``: ``with solution():`` folds an exercise's worked answer until the student asks;
 - ``Reference``: an external reference (paper, blog post) to pass to ``link``;
 - ``load_trace``: read a trace written by ``cs336-lectures trace``.
 
@@ -17,7 +18,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cs336_lectures.runtime.primitives import Reference, image, link, plot, text
+    from cs336_lectures.runtime.primitives import Reference, image, link, plot, solution, text
     from cs336_lectures.runtime.trace_format import Trace, load_trace
 
 _HOMES = {
@@ -25,6 +26,7 @@ _HOMES = {
     "image": "runtime.primitives",
     "link": "runtime.primitives",
     "plot": "runtime.primitives",
+    "solution": "runtime.primitives",
     "text": "runtime.primitives",
     "Trace": "runtime.trace_format",
     "load_trace": "runtime.trace_format",

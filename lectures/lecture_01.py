@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 import regex
 from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
 
-from cs336_lectures import Reference, link, plot, text
+from cs336_lectures import Reference, link, plot, solution, text
 from cs336_lectures.tokenization import (
     GPT2_TOKENIZER_REGEX,
     BPETokenizer,
@@ -22,6 +23,7 @@ from cs336_lectures.tokenization import (
     CharacterTokenizer,
     SimpleBPETokenizer,
     Tokenizer,
+    bytes_to_unicode,
     get_compression_ratio,
     get_gpt2_tokenizer,
     gpt2_files,
@@ -62,6 +64,7 @@ def main():
 
     exercise_bpe_on_russian()
     exercise_compression_russian_vs_english()
+    next_time()
 
 
 # ----------------------------------------------------------------------
@@ -78,10 +81,9 @@ def welcome():
 
 def why_this_course():
     text("## Why this course exists")
-    text("The original lecture opened by asking GPT-4o why one should teach such a course. "
-         "Its one-sentence answer: it gives a deep understanding of the methods, encourages "
-         "new ideas and lets people adapt models to their own tasks and domains.")
-    link(gpt4_report)
+    text("Why build by hand what anyone can download? Because building is how you get to "
+         "know the methods in detail, how you earn the standing to invent better ones, and "
+         "how you learn to bend a model to a task or a domain of your own.")
 
     text("What worries the instructors is distance: year by year, researchers touch less "
          "of the technology they depend on.")
@@ -100,16 +102,16 @@ def industrialization():
     text("The frontier is expensive (all figures below are rumours or announcements):")
     gpt4_parameters = 1.8e12  # @inspect gpt4_parameters
     gpt4_weights_tb = gpt4_parameters * 2 / 1e12  # @inspect gpt4_weights_tb
-    text("- GPT-4 is rumoured to have 1.8 trillion parameters: in bfloat16 (2 bytes each) "
-         "its weights alone would fill 3.6 TB.")
+    text(f"- GPT-4 is rumoured to have {gpt4_parameters / 1e12:.1f} trillion parameters: in "
+         f"bfloat16 (2 bytes each) its weights alone would fill {gpt4_weights_tb:.1f} TB.")
     link(gpt4_size_article)
     text("- Training GPT-4 is said to have cost $100 million.")
     link(gpt4_cost_article)
     text("- xAI is building a cluster of 200,000 H100s to train Grok.")
     link(xai_cluster_article)
     stargate_per_year = 500e9 / 4  # @inspect stargate_per_year
-    text("- Stargate (OpenAI, NVIDIA, Oracle) plans $500 billion over 4 years, "
-         "$125 billion a year.")
+    text(f"- Stargate (OpenAI, NVIDIA, Oracle) plans $500 billion over 4 years, "
+         f"${stargate_per_year / 1e9:.0f} billion a year.")
     link(stargate_announcement)
     text("And nothing public says how frontier models are built: the GPT-4 report declines to "
          "give the architecture, model size, hardware, compute, data or training method, "
@@ -122,18 +124,18 @@ def what_small_models_teach():
     text("Nobody in a classroom trains a frontier model. What we can afford stays below a "
          "billion parameters, and behaviour at that size can mislead about behaviour at "
          "the top.")
-    text("Example 1: the share of FLOPs spent on attention versus the MLP shifts with scale "
-         "(Stephen Roller made this point with a plot; here is ours, from the standard "
-         "per-token FLOP counts of a GPT-3-shaped layer with a 2048-token context).")
+    text("Example 1: the share of FLOPs spent on attention versus the MLP shifts with scale. "
+         "Stephen Roller showed it for the OPT models; here we compute it ourselves, from the "
+         "standard per-token FLOP counts of a GPT-3-shaped layer with a 2048-token context.")
     link(roller_flops_post)
     context_length = 2048  # @inspect context_length
     # the GPT-3 family, 125M..175B
     d_models = [768, 1024, 1536, 2048, 2560, 4096, 5120, 12288]  # @inspect d_models
     attention_share = [attention_flops_share(d, context_length) for d in d_models]  # @inspect attention_share @stepover
     plot(attention_share_figure(d_models, attention_share))  # @stepover
-    text("The quadratic attention part is about a third of a layer's FLOPs at 125M "
-         "parameters and under 3% at 175B: optimizing attention matters a lot for small "
-         "models and much less for big ones.")
+    text(f"The quadratic attention part is {attention_share[0]:.0%} of a layer's FLOPs at "
+         f"125M parameters and {attention_share[-1]:.1%} at 175B: optimizing attention matters "
+         "a lot for small models and much less for big ones.")
 
     text("Example 2: some abilities emerge only beyond a certain scale: accuracy stays near "
          "chance and then climbs sharply once the training compute passes a threshold.")
@@ -168,7 +170,7 @@ def bitter_lesson():
          "between 2012 and 2019:")
     link(algorithmic_efficiency)
     yearly_gain = 44 ** (1 / 7)  # @inspect yearly_gain
-    text("About 1.7x a year, compounded over seven years.")
+    text(f"About {yearly_gain:.2f}x a year, compounded over seven years.")
     text("So every unit of this course asks one question: **with this much compute and "
          "this much data, how good a model can we get?** That is a question about "
          "efficiency.")
@@ -176,61 +178,71 @@ def bitter_lesson():
 
 def current_landscape():
     text("## How we got here")
-    text("### Before neural networks (before the 2010s)")
-    text("- Shannon estimated how much information English carries by predicting text.")
+    text("Predicting the next word is an old idea. Shannon used it in 1950 to measure how "
+         "much information English carries, and for decades counts of short word sequences "
+         "(n-grams) were the language models inside translation and speech systems.")
     link(shannon1950)
-    text("- Machine translation and speech recognition ran on n-gram models for decades.")
     link(brants2007)
 
-    text("### Neural ingredients (2010s)")
-    text("- The first neural language model.")
+    text("### Four ideas from the deep-learning decade")
+    text("Today's models combine pieces that appeared separately, most of them in machine "
+         "translation research:")
+    text("- **a network predicts the next word**: Bengio and colleagues did it in 2003, long "
+         "before the hardware made it practical;")
     link(bengio2003)
-    text("- Sequence-to-sequence modeling, for translation.")
+    text("- **read a whole sentence, then write another**: the encoder-decoder of 2014, "
+         "soon given *attention*, a learned way to look back at the relevant input words; "
+         "in 2017 the Transformer kept the attention and dropped the recurrence;")
     link(sutskever2014)
-    text("- The Adam optimizer.")
-    link(adam2014)
-    text("- Attention, for translation.")
     link(bahdanau2014)
-    text("- The Transformer, for translation.")
     link(transformer2017)
-    text("- Mixture of experts.")
+    link(adam2014)
+    text("- **activate only part of a model** per token: the sparse mixture of experts, 2017;")
     link(moe2017)
-    text("- Model parallelism.")
+    text("- **spread one model over many accelerators**, by layers, by tensors or by "
+         "sharding its optimizer state (2018 and 2019).")
     link(gpipe2018)
     link(zero2019)
     link(megatron2019)
+    text("(Adam, the optimizer most of these models are still trained with, also dates "
+         "from 2014.)")
 
-    text("### Early foundation models (late 2010s)")
-    text("- ELMo: pretrain an LSTM, then fine-tuning helps downstream tasks.")
+    text("### Pretrain once, reuse everywhere")
+    text("Around 2018 a recipe took hold: train a large network on raw text first, then adapt "
+         "it to each task. ELMo did it with an LSTM, BERT with a Transformer, and Google's T5 "
+         "(11B parameters) went further by phrasing every task as turning one text into "
+         "another.")
     link(elmo2018)
-    text("- BERT: the same recipe with a Transformer.")
     link(bert2018)
-    text("- Google's T5 (11B): cast every task as text to text.")
     link(t5_2019)
 
-    text("### Betting on scale, and closing up")
-    text("- OpenAI's GPT-2 (1.5B): surprisingly fluent, hints of solving tasks it was "
-         "never trained for (zero-shot); the weights came out in stages.")
+    text("### Scale becomes the strategy")
+    text("OpenAI then bet on size. GPT-2 (1.5B parameters, 2019) wrote fluent paragraphs and "
+         "could do some tasks it was never trained on; its weights were released step by "
+         "step. In 2020 scaling laws showed that loss falls predictably as models, data and "
+         "compute grow, which turned a large training run from a gamble into a forecast. "
+         "GPT-3 (175B) followed that year: it learns a task from examples placed in its "
+         "prompt, and its weights were never released.")
     link(gpt2_2019)
-    text("- Scaling laws: loss falls predictably as scale grows, which made bigger bets "
-         "look safe.")
     link(kaplan2020)
-    text("- OpenAI's GPT-3 (175B): in-context learning; closed.")
     link(gpt3_2020)
-    text("- Google's PaLM (540B): huge, and undertrained.")
+    text("Bigger was not automatically better: Google's PaLM reached 540B parameters but saw "
+         "too little data for its size, and DeepMind's Chinchilla (70B, 2022) worked out how "
+         "a fixed compute budget should be split between parameters and tokens.")
     link(palm2022)
-    text("- DeepMind's Chinchilla (70B): compute-optimal scaling laws.")
     link(chinchilla2022)
 
-    text("### Open models")
-    text("- EleutherAI's open data set (The Pile) and model (GPT-J).")
+    text("### The open-model answer")
+    text("As the leading labs stopped publishing, others released models and data. "
+         "EleutherAI assembled The Pile and trained GPT-J on it; Meta's OPT (175B) "
+         "reproduced GPT-3 and documented the hardware failures it met along the way; the "
+         "BigScience collaboration's BLOOM took care to record where its data came from. "
+         "Since then Meta's Llama series, Alibaba's Qwen, DeepSeek's models and AI2's OLMo "
+         "have kept open models close behind the frontier.")
     link(the_pile)
     link(gpt_j)
-    text("- Meta's OPT (175B): a GPT-3 replication that hit many hardware problems.")
     link(opt2022)
-    text("- BLOOM from Hugging Face and BigScience: careful about data provenance.")
     link(bloom2022)
-    text("- Meta's Llama models, Alibaba's Qwen, DeepSeek's models, AI2's OLMo.")
     link(llama2023)
     link(llama2_2023)
     link(llama3_2024)
@@ -275,8 +287,9 @@ def course_logistics():
          "engineering muscle. Skip it if you want to do research this term, want the "
          "newest techniques (multimodality, RAG...), or just want good results in an "
          "applied domain (prompt or fine-tune an existing model instead).")
-    text("Compute is donated by Together AI; read the cluster guide before using it, and "
-         "start assignments early: the cluster fills up before deadlines.")
+    text("Compute is donated by Together AI; read the course's cluster guide before using "
+         "it, and start assignments early: the cluster fills up before deadlines.")
+    link(course_website)
     text("AI coding tools (Copilot, Cursor...) can take the learning away from you; use "
          "them at your own risk.")
 
@@ -313,31 +326,41 @@ def basics():
     link(megabyte)
     link(blt)
     link(tfree)
-    text("**Architecture** starts from the original Transformer, with variants:")
-    text("- activation functions: ReLU, SwiGLU;")
-    link(glu_variants)
-    text("- positional encodings: sinusoidal, RoPE;")
-    link(roformer)
-    text("- normalization: LayerNorm, RMSNorm, and where it goes (pre-norm vs post-norm);")
-    link(layernorm)
-    link(rmsnorm)
-    link(prenorm)
-    text("- MLP: dense or mixture of experts;")
-    link(moe2017)
-    text("- attention: full, sliding window, linear; with fewer heads for keys and values "
-         "(GQA) or compressed (MLA);")
+    text("**Architecture.** The 2017 Transformer is the starting point, and nearly every "
+         "part of its block has been questioned since. The questions, and the answers "
+         "assignment 1 will meet:")
+    text("| question about the block | answers in use |\n"
+         "| --- | --- |\n"
+         "| Does attention look at every earlier token? | yes (full); only a recent window; a linear-cost approximation |\n"
+         "| Does each head keep its own keys and values? | yes; heads share them (GQA); they are compressed (MLA) |\n"
+         "| How does a token know where it is? | added sinusoids; rotated queries and keys (RoPE) |\n"
+         "| Which nonlinearity inside the MLP? | ReLU; a gated unit such as SwiGLU |\n"
+         "| Is the MLP one network or many? | dense; a mixture of experts picking a few per token |\n"
+         "| How are activations normalized, and where? | LayerNorm or the cheaper RMSNorm; before each sublayer (pre-norm) or after (post-norm) |\n"
+         "| Is attention needed at all? | state-space and long-convolution models such as Hyena replace it |")
+    link(transformer2017)
     link(mistral7b)
     link(linear_attention)
     link(gqa)
     link(deepseek_v2_2024)
-    text("- state-space models such as Hyena.")
+    link(roformer)
+    link(glu_variants)
+    link(moe2017)
+    link(layernorm)
+    link(rmsnorm)
+    link(prenorm)
     link(hyena)
-    text("**Training**: optimizer (AdamW, Muon, SOAP), learning rate schedule (cosine, "
-         "WSD), batch size (the critical batch size), regularization (dropout, weight "
-         "decay), hyperparameters (number of heads, hidden size) chosen by grid search.")
+    text("**Training.** Around the model sit the choices of how to fit it: the optimizer "
+         "(AdamW, or newer ones such as Muon and SOAP), how the learning rate changes over the "
+         "run (a cosine decay, or warmup-stable-decay, WSD), the batch size (beyond a "
+         "*critical* batch size, larger batches stop paying off), regularization (dropout, "
+         "weight decay), and hyperparameters such as the number of heads or the hidden size, "
+         "usually found by grid search.")
     link(adamw)
     link(muon)
     link(soap)
+    link(cosine_schedule)
+    link(wsd_schedule)
     link(large_batch)
     text("**Assignment 1**: implement a BPE tokenizer, a Transformer, cross-entropy, AdamW "
          "and a training loop; train on TinyStories and OpenWebText; leaderboard: lowest "
@@ -356,6 +379,7 @@ def systems():
          "road quiet: it arranges the work so that data crosses as rarely as possible. "
          "Kernels are written in CUDA, Triton, CUTLASS or ThunderKittens.")
     link(go_brrr)
+    plot(memory_hierarchy_figure(A100_MEMORY_LEVELS))  # @stepover
     text("**Parallelism.** Put 8 A100s in a box and the road between chips is slower "
          "still, so the same rule applies one level up. Data moves through collective "
          "operations (gather, reduce, all-reduce); the parameters, activations, gradients "
@@ -369,12 +393,26 @@ def systems():
     text("It has two phases: **prefill** processes the given prompt tokens all at once, like "
          "training, and is compute-bound; **decode** produces one token at a time and is "
          "memory-bound.")
+    # An H100 SXM: dense bfloat16 FLOP/s and HBM3 bytes/s, from NVIDIA's datasheet.
+    h100_flop_per_sec, h100_bytes_per_sec = 989.5e12, 3.35e12
+    ridge_flops_per_byte = h100_flop_per_sec / h100_bytes_per_sec  # @inspect ridge_flops_per_byte
+    prompt_tokens = 1024  # @inspect prompt_tokens
+    # T tokens through a bfloat16 weight matrix: 2 T FLOPs per weight, 2 bytes per weight read
+    flops_per_byte = {"prefill": 2 * prompt_tokens / 2, "decode": 2 * 1 / 2}  # @inspect flops_per_byte
+    text(f"Why: pushing T tokens through a weight matrix does about T FLOPs for every byte of "
+         f"weights read from memory. An H100 can do {ridge_flops_per_byte:.0f} FLOPs in the "
+         f"time it reads one byte, so a {prompt_tokens}-token prefill keeps its cores busy, "
+         f"while decoding, at {flops_per_byte['decode']:g} FLOP per byte, leaves them waiting "
+         "for memory:")
+    link(h100_datasheet)
+    plot(prefill_decode_figure(flops_per_byte, ridge_flops_per_byte))  # @stepover
     text("Faster decoding: a cheaper model (pruning, quantization, distillation); "
          "speculative decoding (a small draft model proposes several tokens and the full "
          "model checks them in parallel, so the result is exact); systems tricks such as the "
          "KV cache and batching.")
     text("**Assignment 2**: a fused RMSNorm kernel in Triton, distributed data-parallel "
          "training, optimizer state sharding, benchmarking and profiling.")
+    link(assignment2)
 
 
 def scaling_laws():
@@ -389,18 +427,35 @@ def scaling_laws():
     chinchilla_params = 1.4e9  # @inspect chinchilla_params
     chinchilla_tokens = 20 * chinchilla_params  # @inspect chinchilla_tokens
     chinchilla_flops = 6 * chinchilla_params * chinchilla_tokens  # @inspect chinchilla_flops
-    text("A 1.4B-parameter model should see 28B tokens, about 2.4e20 FLOPs by the rule "
-         "training FLOPs = 6 x parameters x tokens (lecture 2). With $D = 20N$ that rule "
-         "reads $C = 120 N^2$, so each budget has its model size:")
+    text(f"A {chinchilla_params / 1e9:.1f}B-parameter model should see "
+         f"{chinchilla_tokens / 1e9:.0f}B tokens, about {chinchilla_flops:.1e} FLOPs by the "
+         "rule training FLOPs = 6 x parameters x tokens (derived in lecture 2, where the 6 "
+         "is counted out). With $D = 20N$ that rule reads $C = 120 N^2$, so each budget has "
+         "its model size:")
     budgets = [1e19, 1e20, 1e21, 1e22, 1e23, 1e24, 1e25]  # @inspect budgets
     optimal_params = [(budget / 120) ** 0.5 for budget in budgets]  # @inspect optimal_params @stepover
     plot(compute_optimal_figure(budgets, optimal_params))  # @stepover
+    text("Where the rule comes from: fix a budget $C$ and slide along it, trading parameters "
+         "for tokens ($D = C / 6N$). Chinchilla fitted a formula for the loss of such runs, "
+         "$L(N, D) = E + A / N^\\alpha + B / D^\\beta$. Too small a model cannot use its data, "
+         "too large a model sees too few tokens, so every budget's curve has a valley:")
+    link(chinchilla2022)
+    iso_flop_budgets = [1e19, 1e20, 1e21, 1e22]  # @inspect iso_flop_budgets
+    valley_params = [chinchilla_optimal_params(budget) for budget in iso_flop_budgets]  # @inspect valley_params @stepover
+    valley_tokens_per_param = [budget / (6 * n) / n for budget, n in zip(iso_flop_budgets, valley_params)]  # @inspect valley_tokens_per_param @stepover
+    plot(iso_flop_figure(iso_flop_budgets, valley_params))  # @stepover
+    text(f"The valleys move right as the budget grows, from {valley_params[0]:.2g} to "
+         f"{valley_params[-1]:.2g} parameters, at {min(valley_tokens_per_param):.0f} to "
+         f"{max(valley_tokens_per_param):.0f} tokens per parameter by this fit: the same "
+         "order as the 20 of the rule of thumb, which comes from the paper's other fitting "
+         "methods.")
     text("This ignores the cost of inference, which favours smaller models trained "
          "longer.")
     text("**Assignment 3**: we provide a training API (hyperparameters in, loss out) built "
          "from earlier runs; you submit runs within a FLOP budget, fit a scaling law, and "
          "predict the best hyperparameters at scale; leaderboard: lowest loss for the "
          "budget.")
+    link(assignment3)
 
 
 def data():
@@ -419,8 +474,7 @@ def data():
     link(ifeval)
     link(wildbench)
     text("**Curation**: data does not fall from the sky. A random sample of Common Crawl "
-         "is mostly a wasteland (the original lecture showed ten documents) and needs heavy "
-         "processing. Sources: web pages, books, arXiv papers, GitHub code. Training on "
+         "is mostly spam, boilerplate and fragments, and needs heavy processing. Sources: web pages, books, arXiv papers, GitHub code. Training on "
          "copyrighted data leans on fair use, or data gets licensed (Google pays Reddit). "
          "It comes as HTML, PDFs and directories, not text.")
     link(fair_use)
@@ -432,6 +486,7 @@ def data():
     text("**Assignment 4**: convert Common Crawl HTML to text, train quality and toxicity "
          "classifiers, deduplicate with MinHash; leaderboard: lowest perplexity for a token "
          "budget.")
+    link(assignment4)
 
 
 @dataclass(frozen=True)
@@ -493,6 +548,7 @@ def alignment():
     link(dpo)
     link(deepseekmath)
     text("**Assignment 5**: implement SFT, DPO and GRPO.")
+    link(assignment5)
 
 
 def efficiency_drives_design():
@@ -554,19 +610,24 @@ def tokenization_examples():
     gpt2_tokens = [tokenizer.decode_single_token_bytes(index) for index in gpt2_indices]  # @inspect gpt2_tokens @stepover
     reconstructed_string = tokenizer.decode(gpt2_indices)  # @inspect reconstructed_string
     assert reconstructed_string == string
+    plot(token_spans_figure(string, gpt2_tokens, gpt2_indices))  # @stepover
     text("How good is a tokenizer? Its **compression ratio** is the number of UTF-8 bytes "
          "per token:")
     link(get_compression_ratio)
     gpt2_compression_ratio = get_compression_ratio(string, gpt2_indices)  # @inspect gpt2_compression_ratio
-    text("26 bytes in 14 tokens. \"Hello\", \",\" and \"!\" are single tokens; the emoji "
-         "(with the space before it) takes three, cut through the middle of its 4 bytes, "
-         "and the Cyrillic letters take one token each, except \"П\" with its space, which "
-         "takes two.")
-    text("The observations above, token by token:")
-    observed = tokenizer.encode("Hello world! hello hello 12345678")  # @inspect observed
+    text(f"{len(string.encode('utf-8'))} bytes in {len(gpt2_indices)} tokens. \"Hello\", "
+         "\",\" and \"!\" are single tokens; the emoji (with the space before it) is cut "
+         "into several tokens through the middle of its 4 bytes, and the Cyrillic word "
+         "falls apart into pieces of a letter or two.")
+    text("The observations above, token by token. Spaces and numbers first:")
+    observed = tokenizer.encode("hello world! 12345678")  # @inspect observed
     observed_tokens = [tokenizer.decode_single_token_bytes(index) for index in observed]  # @inspect observed_tokens @stepover
-    text("\" world\" carries its space; \"Hello\" at the start and \" hello\" after a "
-         "space are different tokens; the number is cut into \" 123\", \"45\", \"678\".")
+    text(f"\" world\" carries its space, and the number is cut into "
+         f"{', '.join(repr(token.decode()) for token in observed_tokens if token.strip().isdigit())}.")
+    text("Then position: the same lowercase word twice, so that only its place differs:")
+    position_ids = tokenizer.encode("hello hello")  # @inspect position_ids
+    text(f"\"hello\" at the very start is id {position_ids[0]}; after a space it is "
+         f"\" hello\", id {position_ids[1]}: a different token for the same word.")
 
 
 def character_tokenizer():
@@ -640,6 +701,7 @@ def bpe_history():
     text("BPE started life in 1994 as a compression scheme by Philip Gage. In 2016 "
          "Sennrich et al. brought it to neural machine translation, which until then had "
          "worked on words, and GPT-2 later made it the default for language models.")
+    link(gage1994)
     link(sennrich2016)
     link(gpt2_2019)
     text("Instead of fixing the vocabulary by hand, BPE *learns* it from a corpus: "
@@ -657,19 +719,24 @@ def bpe_training():
     # index -> bytes, one entry per byte to start with
     vocab = {index: bytes([index]) for index in range(256)}  # @stepover
     merges = {}  # @inspect merges
-    text("Each merge counts adjacent pairs, takes the most frequent one (ties go to the "
-         "pair seen first) and replaces it everywhere with a new index:")
+    text("Each merge counts adjacent pairs, takes the most frequent one (this simple "
+         "version breaks ties by taking the pair it met first) and replaces it everywhere "
+         "with a new index:")
     link(merge)
+    merge_notes = []  # @inspect merge_notes
     for step in range(3):  # @inspect step
         counts = Counter(zip(indices, indices[1:]))  # @inspect counts
         pair = max(counts, key=counts.get)  # @inspect pair
+        tied = [other for other in counts if counts[other] == counts[pair] and other != pair]  # @inspect tied @stepover
         new_index = 256 + step  # @inspect new_index
         vocab[new_index] = vocab[pair[0]] + vocab[pair[1]]
         new_token = vocab[new_index]  # @inspect new_token
         merges[pair] = new_index  # @inspect merges
         indices = merge(indices, pair, new_index)  # @inspect indices
-    text("Merge 1 joins `t`+`h` (twice), merge 2 `th`+`e`, merge 3 `the`+space. The pair "
-         "`a`+`t` also occurs twice, but `th` was seen first.")
+        merge_notes.append(f"merge {step + 1}: `{vocab[pair[0]]!r}` + `{vocab[pair[1]]!r}` "  # @inspect merge_notes @stepover
+                           f"({counts[pair]} times" + (f", tied with {len(tied)} other pair(s))" if tied else ")"))
+    text("; ".join(merge_notes) + ".")
+    plot(bpe_merges_figure(string, list(merges), vocab))  # @stepover
     text("The package wraps this loop as a function returning the parameters of a "
          "tokenizer (its vocabulary and merges):")
     link(train_simple_bpe)
@@ -693,8 +760,9 @@ def bpe_encoding():
     decoded = tokenizer.decode(bpe_indices)  # @inspect decoded
     assert decoded == string
     bpe_compression_ratio = get_compression_ratio(string, bpe_indices)  # @inspect bpe_compression_ratio
-    text("The three merges only ever build \"the \", so every other character of this "
-         "text stays a single byte.")
+    text(f"The {len(params.merges)} merges only ever build {first_token.decode()!r}, so the "
+         f"other {len(bpe_indices) - 1} tokens of this text are single bytes: "
+         f"{bpe_compression_ratio:.2f} bytes per token.")
 
 
 def assignment_1_tokenizer():
@@ -709,8 +777,39 @@ def assignment_1_tokenizer():
     link(train_bpe)
     link(BPETokenizer)
     corpus = "the cat in the hat<|endoftext|>the hat on the cat<|endoftext|>" * 3
-    vocab, merges = train_bpe_on_text(corpus, vocab_size=262, special_tokens=["<|endoftext|>"])
-    first_merges = merges[:6]  # @inspect first_merges
+    vocab_size = 262  # @inspect vocab_size
+    vocab, merges = train_bpe_on_text(corpus, vocab_size=vocab_size, special_tokens=["<|endoftext|>"])
+    learned_merges = merges  # @inspect learned_merges
+    text(f"A vocabulary of {vocab_size} holds 1 special token and 256 bytes, which leaves "
+         f"room for exactly {len(learned_merges)} merges.")
+
+    text("### How the ids are laid out")
+    special_token = vocab[0]  # @inspect special_token
+    space_id = next(index for index, token in vocab.items() if token == b" ")  # @inspect space_id
+    text(f"Special tokens come first (id 0 here). The 256 bytes follow in GPT-2's byte order, "
+         f"which lists the printable bytes before the others, so byte 32, the space, lands at "
+         f"id {space_id}. Merged tokens take the ids after the bytes, in the order learned.")
+    link(bytes_to_unicode)
+
+    text("### Why no token here ends in a space")
+    segments = [segment for part in corpus.split("<|endoftext|>")  # @inspect segments @stepover
+                for segment in regex.findall(GPT2_TOKENIZER_REGEX, part)]
+    text("The GPT-2 pattern glues a space to the *front* of the next word, so a space can "
+         "start a pre-token but never end one. The toy trainer above, working on the raw "
+         "string, learned `the ` with its trailing space; here that token cannot arise, and "
+         "`the` is learned instead.")
+
+    text("### Breaking ties")
+    pair_counts = Counter(pair for segment in segments for pair in zip(segment.encode(), segment.encode()[1:]))  # @stepover
+    top_count = max(pair_counts.values())  # @inspect top_count
+    tied_pairs = sorted((bytes([a]), bytes([b])) for (a, b), count in pair_counts.items() if count == top_count)  # @inspect tied_pairs @stepover
+    text(f"In the first round {len(tied_pairs)} pairs are equally frequent ({top_count} "
+         f"times each). The full trainer settles such ties by taking the lexicographically "
+         f"greatest pair of byte strings, here {tied_pairs[-1]!r}; the trainer's first merge, "
+         f"{learned_merges[0]!r}, is that pair. The toy trainer's \"first seen\" rule depends on the order "
+         "of the text; this one does not, so two implementations can be compared merge by "
+         "merge.")
+
     tokenizer = BPETokenizer(vocab, merges, special_tokens=["<|endoftext|>"])
     string = "the cat<|endoftext|>the hat"  # @inspect string
     full_bpe_indices = tokenizer.encode(string)  # @inspect full_bpe_indices
@@ -751,7 +850,6 @@ def tokenization_summary():
          "that works well.")
     text("- Tokenizers are a workaround rather than a goal; models reading raw bytes may "
          "one day make them unnecessary.")
-    text("Next time: PyTorch building blocks and resource accounting.")
 
 
 # ----------------------------------------------------------------------
@@ -760,26 +858,35 @@ def tokenization_summary():
 
 def exercise_bpe_on_russian():
     text("## Exercise: BPE on Russian text and emoji")
-    text("How many merges until \"мама\" is one token? Hint: a Cyrillic letter takes 2 "
-         "bytes in UTF-8 and the emoji 4.")
     string = "мама мыла раму, 👋👋"  # @inspect string
-    num_bytes = len(string.encode("utf-8"))  # @inspect num_bytes
-    params = train_simple_bpe(string, num_merges=8)
-    new_tokens = [params.vocab[index] for index in sorted(params.merges.values())]  # @inspect new_tokens @stepover
-    emoji_merge = new_tokens.index("👋".encode("utf-8")) + 1  # @inspect emoji_merge
-    mama_merge = new_tokens.index("мама".encode("utf-8")) + 1  # @inspect mama_merge
-    half_character_tokens = [token for token in new_tokens if not is_valid_utf8(token)]  # @inspect half_character_tokens @stepover
-    text("👋 becomes a token at merge 7 and \"мама\" at merge 8. On the way appear tokens "
-         "made of *half* characters, such as `b\"\\xd0\\xbc\\xd1\"` or `b\"\\xf0\\x9f\"`: "
-         "they cannot be decoded on their own, which is why decoding joins the bytes of all "
-         "tokens first and only then decodes UTF-8.")
-    tokenizer = SimpleBPETokenizer(params)
-    russian_bpe_indices = tokenizer.encode(string)  # @inspect russian_bpe_indices
-    assert tokenizer.decode(russian_bpe_indices) == string
+    text("Train the simple BPE of this lecture on the string above, one merge at a time. "
+         "After which merge is the emoji a single token, and after which one is the word "
+         "\"мама\"? What do the tokens created along the way look like? Before you run "
+         "anything, count bytes: UTF-8 spends two on every Cyrillic letter and four on the "
+         "emoji.")
+    with solution():
+        num_bytes = len(string.encode("utf-8"))  # @inspect num_bytes
+        params = train_simple_bpe(string, num_merges=8)
+        new_tokens = [params.vocab[index] for index in sorted(params.merges.values())]  # @inspect new_tokens @stepover
+        emoji_merge = new_tokens.index("👋".encode("utf-8")) + 1  # @inspect emoji_merge
+        mama_merge = new_tokens.index("мама".encode("utf-8")) + 1  # @inspect mama_merge
+        half_character_tokens = [token for token in new_tokens if not is_valid_utf8(token)]  # @inspect half_character_tokens @stepover
+        text(f"Merge {emoji_merge} completes the emoji and merge {mama_merge} the word. Of the "
+             f"{len(new_tokens)} new tokens, {len(half_character_tokens)} stop in the middle "
+             f"of a character: {', '.join(f'`{token!r}`' for token in half_character_tokens)}. "
+             "No UTF-8 decoder accepts such a token on its own. A decoder that turned each "
+             "token into text separately would therefore fail; ours glues the bytes of all "
+             "tokens together and decodes the result once.")
+        tokenizer = SimpleBPETokenizer(params)
+        russian_bpe_indices = tokenizer.encode(string)  # @inspect russian_bpe_indices
+        assert tokenizer.decode(russian_bpe_indices) == string
 
 
 def exercise_compression_russian_vs_english():
     text("## Exercise: GPT-2's compression on Russian and English")
+    text("Take one paragraph written in Russian and in English, encode both with GPT-2's "
+         "tokenizer and compare their compression ratios (UTF-8 bytes per token). Which "
+         "language costs more tokens, by how much, and why?")
     tokenizer = load_gpt2_tokenizer()
     if tokenizer is None:
         return
@@ -792,23 +899,34 @@ def exercise_compression_russian_vs_english():
                "vocabulary. The more often a piece appeared in the training data, the more "
                "likely it is to have a token of its own. That is why text in a language the "
                "data held little of falls apart into many short tokens.")
-    russian_bytes_per_character = len(russian.encode()) / len(russian)  # @inspect russian_bytes_per_character
-    english_bytes_per_character = len(english.encode()) / len(english)  # @inspect english_bytes_per_character
-    russian_ids = tokenizer.encode(russian)
-    english_ids = tokenizer.encode(english)
-    russian_num_tokens = len(russian_ids)  # @inspect russian_num_tokens
-    english_num_tokens = len(english_ids)  # @inspect english_num_tokens
-    russian_compression_ratio = get_compression_ratio(russian, russian_ids)  # @inspect russian_compression_ratio
-    english_compression_ratio = get_compression_ratio(english, english_ids)  # @inspect english_compression_ratio
-    token_cost_ratio = russian_num_tokens / english_num_tokens  # @inspect token_cost_ratio
-    russian_characters_per_token = len(russian) / russian_num_tokens  # @inspect russian_characters_per_token
-    text("About 1.7 bytes per token in Russian against 4.7 in English: the same paragraph "
-         "costs Russian about five times as many tokens. Two causes add up. A Cyrillic "
-         "letter takes 2 bytes in UTF-8, an English one 1. And GPT-2 learned its merges "
-         "from mostly English web text: common English words are one token each, while "
-         "Cyrillic rarely got merges beyond single letters, so a Russian token holds less "
-         "than one character on average. More tokens for the same text means longer "
-         "sequences, more compute, and less text in a context window.")
+    with solution():
+        russian_bytes_per_character = len(russian.encode()) / len(russian)  # @inspect russian_bytes_per_character
+        english_bytes_per_character = len(english.encode()) / len(english)  # @inspect english_bytes_per_character
+        russian_ids = tokenizer.encode(russian)
+        english_ids = tokenizer.encode(english)
+        russian_num_tokens = len(russian_ids)  # @inspect russian_num_tokens
+        english_num_tokens = len(english_ids)  # @inspect english_num_tokens
+        russian_compression_ratio = get_compression_ratio(russian, russian_ids)  # @inspect russian_compression_ratio
+        english_compression_ratio = get_compression_ratio(english, english_ids)  # @inspect english_compression_ratio
+        token_cost_ratio = russian_num_tokens / english_num_tokens  # @inspect token_cost_ratio
+        russian_characters_per_token = len(russian) / russian_num_tokens  # @inspect russian_characters_per_token
+        text(f"English gets {english_compression_ratio:.1f} bytes into a token, Russian only "
+             f"{russian_compression_ratio:.1f}, and the same paragraph takes "
+             f"{token_cost_ratio:.1f} times as many tokens in Russian. Two effects multiply. "
+             f"The Russian text is already longer in bytes ({russian_bytes_per_character:.1f} "
+             f"bytes per character against {english_bytes_per_character:.1f}), because UTF-8 "
+             "spends two bytes on a Cyrillic letter. And GPT-2's merges were learned from "
+             "mostly English web pages: frequent English words became single tokens, while "
+             "Cyrillic byte pairs seldom earned merges, so a Russian token holds "
+             f"{russian_characters_per_token:.2f} characters on average, less than one letter. "
+             "The price of more tokens: longer sequences, more compute per sentence, and less "
+             "text in the same context window.")
+
+
+def next_time():
+    text("## Next time")
+    text("Lecture 2 opens up PyTorch: tensors, models, optimizers and the training loop, "
+         "with a count of the memory and FLOPs every piece costs.")
 
 
 # ----------------------------------------------------------------------
@@ -896,6 +1014,161 @@ def design_decisions_figure(stages: dict[str, list[str]]):
     return figure
 
 
+def token_boxes(axes, y: float, tokens: list[bytes], colors: list[str]) -> None:
+    """Draw `tokens` left to right at height y as boxes as wide as their bytes, labelled with their text."""
+    x = 0.0
+    for token, color in zip(tokens, colors):
+        width = len(token)
+        axes.add_patch(Rectangle((x + 0.05, y - 0.35), width - 0.1, 0.7, facecolor=color, edgecolor="#555555"))
+        label = token.decode("utf-8", errors="replace").replace(" ", "␣")
+        axes.text(x + width / 2, y, label, ha="center", va="center", fontsize=9, family="monospace")
+        x += width
+
+
+def bpe_merges_figure(string: str, pairs: list[tuple[int, int]], vocab: dict[int, bytes]):
+    """The string's tokens before the first merge and after each one; the newest token is highlighted."""
+    indices = list(string.encode("utf-8"))
+    rows = [("bytes", indices, None)]
+    for step, pair in enumerate(pairs):
+        indices = merge(indices, pair, 256 + step)
+        rows.append((f"merge {step + 1}", indices, 256 + step))
+    figure = Figure(figsize=(7.5, 0.55 * len(rows) + 0.7))
+    axes = figure.subplots()
+    for row, (label, row_indices, new_index) in enumerate(rows):
+        y = -row
+        colors = ["#f0ad4e" if index == new_index else "#d9edf7" for index in row_indices]
+        token_boxes(axes, y, [vocab[index] for index in row_indices], colors)
+        axes.text(-0.4, y, f"{label}  ({len(row_indices)} tokens)", ha="right", va="center", fontsize=9)
+    axes.set_xlim(-6.5, len(string.encode("utf-8")) + 0.2)
+    axes.set_ylim(-len(rows) + 0.4, 0.6)
+    axes.axis("off")
+    axes.set_title(f"BPE on {string!r}: each merge joins the most frequent pair (new token in orange)", fontsize=10)
+    figure.tight_layout()
+    return figure
+
+
+def token_label(token: bytes) -> str:
+    """A token's text for a figure: its characters, or escaped bytes when it ends mid-character
+    or holds a character the plotting fonts cannot draw (emoji)."""
+    try:
+        text = token.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is None or any(ord(character) > 0xFFFF for character in text):
+        return "".join(chr(byte) if 32 < byte < 127 else ("␣" if byte == 32 else f"\\x{byte:02x}") for byte in token)
+    return text.replace(" ", "␣")
+
+
+def token_spans_figure(string: str, tokens: list[bytes], ids: list[int]):
+    """The string's GPT-2 tokens as coloured spans, as wide as their bytes, each with its id."""
+    palette = ["#d9edf7", "#dff0d8", "#fcf8e3", "#f2dede", "#e8e0f0"]
+    figure = Figure(figsize=(9, 1.9))
+    axes = figure.subplots()
+    x = 0.0
+    for number, (token, index) in enumerate(zip(tokens, ids)):
+        width = max(len(token), 1.6)  # a 1-byte token still needs room for its id
+        axes.add_patch(Rectangle((x + 0.04, 0), width - 0.08, 1, facecolor=palette[number % len(palette)], edgecolor="#555555"))
+        axes.text(x + width / 2, 0.62, token_label(token), ha="center", va="center", fontsize=9, family="monospace")
+        axes.text(x + width / 2, 0.22, str(index), ha="center", va="center", fontsize=7.5, color="#555555")
+        x += width
+    axes.set_xlim(-0.2, x + 0.2)
+    axes.set_ylim(-0.1, 1.1)
+    axes.axis("off")
+    axes.set_title(f"GPT-2 cuts the {len(string.encode('utf-8'))}-byte example into {len(tokens)} tokens "
+                   "(width = bytes, number = id)", fontsize=10)
+    figure.tight_layout()
+    return figure
+
+
+# (name, size, distance from the compute units), A100: the road Horace He's analogy is about.
+A100_MEMORY_LEVELS = [
+    ("SRAM: registers,\nshared memory", "about 20 MB\nover 108 SMs", "beside the cores"),
+    ("L2 cache", "40 MB", "on the chip"),
+    ("HBM (DRAM)", "40 or 80 GB", "off the chip, over the memory bus"),
+]
+
+
+def memory_hierarchy_figure(levels: list[tuple[str, str, str]]):
+    """A sketch of the GPU memory levels: smaller and nearer to the cores means faster."""
+    figure = Figure(figsize=(8, 2.9))
+    axes = figure.subplots()
+    axes.add_patch(Rectangle((0, 0.3), 1.6, 2.4, facecolor="#f0ad4e", edgecolor="#8a6d3b"))
+    axes.text(0.8, 1.5, "compute\nunits\n(the factory)", ha="center", va="center", fontsize=9)
+    for level, (name, size, where) in enumerate(levels):
+        x = 2.3 + 2.1 * level
+        height = 1.0 + 0.7 * level  # drawn bigger as it holds more
+        axes.add_patch(Rectangle((x, 1.5 - height / 2), 1.9, height, facecolor="#d9edf7", edgecolor="#31708f"))
+        axes.text(x + 0.95, 1.5 + 0.25, name, ha="center", va="center", fontsize=8)
+        axes.text(x + 0.95, 1.5 - 0.25, size, ha="center", va="center", fontsize=8, color="#31708f")
+        axes.text(x + 0.95, 1.5 - height / 2 - 0.2, where, ha="center", va="top", fontsize=7.5, color="#555555")
+    axes.annotate("", xy=(2.3 + 2.1 * len(levels) - 0.1, 3.05), xytext=(1.7, 3.05),
+                  arrowprops={"arrowstyle": "->", "color": "#555555"})
+    axes.text((2.3 + 2.1 * len(levels)) / 2 + 0.5, 3.2, "bigger, farther, slower (the warehouse is HBM)",
+              ha="center", fontsize=8.5, color="#555555")
+    axes.set_xlim(-0.1, 2.3 + 2.1 * len(levels))
+    axes.set_ylim(-0.3, 3.45)
+    axes.axis("off")
+    axes.set_title("GPU memory levels (A100): fast code keeps data near the cores", fontsize=10)
+    figure.tight_layout()
+    return figure
+
+
+def prefill_decode_figure(flops_per_byte: dict[str, float], ridge: float):
+    """Arithmetic intensity of prefill and decode against the FLOPs an H100 does per byte it reads."""
+    figure = Figure(figsize=(6, 3))
+    axes = figure.subplots()
+    names = list(flops_per_byte)
+    axes.bar(names, [flops_per_byte[name] for name in names], color=["#5cb85c", "#d9534f"], width=0.5)
+    axes.axhline(ridge, color="#31708f", linestyle="--")
+    axes.text(1.45, ridge * 1.15, f"H100: {ridge:.0f} FLOPs per byte read", ha="right", fontsize=8.5, color="#31708f")
+    axes.text(0, flops_per_byte[names[0]] * 1.15, "compute-bound", ha="center", fontsize=8.5)
+    axes.text(1, flops_per_byte[names[1]] * 1.3, "memory-bound", ha="center", fontsize=8.5)
+    axes.set_yscale("log")
+    axes.set_ylim(0.5, max(flops_per_byte.values()) * 4)
+    axes.set_ylabel("FLOPs per byte of weights read")
+    axes.set_title("Prefill works on many tokens per weight read; decode on one", fontsize=10)
+    figure.tight_layout()
+    return figure
+
+
+# Chinchilla's fitted loss L(N, D) = E + A / N^alpha + B / D^beta (Hoffmann et al. 2022, approach 3).
+CHINCHILLA_FIT = {"E": 1.69, "A": 406.4, "B": 410.7, "alpha": 0.34, "beta": 0.28}
+
+
+def chinchilla_loss(num_params: float, num_tokens: float) -> float:
+    fit = CHINCHILLA_FIT
+    return fit["E"] + fit["A"] / num_params ** fit["alpha"] + fit["B"] / num_tokens ** fit["beta"]
+
+
+def iso_flop_sizes(budget: float) -> list[float]:
+    """Model sizes spanning four orders of magnitude around the budget's optimum, for one curve."""
+    center = (budget / 120) ** 0.5  # D = 20 N
+    return [center * 10 ** (exponent / 20) for exponent in range(-40, 41)]
+
+
+def chinchilla_optimal_params(budget: float) -> float:
+    """The model size at the bottom of the budget's iso-FLOP curve, D = budget / (6 N)."""
+    return min(iso_flop_sizes(budget), key=lambda n: chinchilla_loss(n, budget / (6 * n)))
+
+
+def iso_flop_figure(budgets: list[float], valley_params: list[float]):
+    figure = Figure(figsize=(6.5, 3.4))
+    axes = figure.subplots()
+    for budget, best in zip(budgets, valley_params):
+        sizes = iso_flop_sizes(budget)
+        line, = axes.plot(sizes, [chinchilla_loss(n, budget / (6 * n)) for n in sizes], label=f"C = {budget:.0e}")
+        axes.plot([best], [chinchilla_loss(best, budget / (6 * best))], marker="o", color=line.get_color())
+    axes.set_xscale("log")
+    axes.set_xlabel("parameters N (tokens D = C / 6N)")
+    axes.set_ylabel("predicted loss")
+    axes.set_ylim(2.0, 3.6)
+    axes.legend(fontsize=8)
+    axes.grid(True, alpha=0.3)
+    axes.set_title("Iso-FLOP curves: each budget has a best model size (dots)", fontsize=10)
+    figure.tight_layout()
+    return figure
+
+
 def compute_optimal_figure(budgets: list[float], optimal_params: list[float]):
     figure = Figure(figsize=(6, 3))
     axes = figure.subplots()
@@ -958,10 +1231,14 @@ stargate_announcement = Reference(title="Announcing The Stargate Project",
 emergent_abilities = Reference(title="Emergent Abilities of Large Language Models",
                                url="https://arxiv.org/abs/2206.07682",
                                authors=("Jason Wei", "Yi Tay", "Rishi Bommasani", "et al."), date="2022")
-roller_flops_post = Reference(title="Where the FLOPs go in the OPT models, attention versus MLP, by size",
+# A post on X has no title of its own: the title names the author and the date.
+roller_flops_post = Reference(title="Stephen Roller, post on X of 12 October 2022",
                               url="https://x.com/stephenroller/status/1579993017234382849",
-                              authors=("Stephen Roller",), date="2022",
-                              description="attention takes a large share at small scale, the MLP dominates at 175B")
+                              authors=("Stephen Roller",), date="2022-10-12",
+                              description="the share of FLOPs in attention and in the MLP for each OPT model size; "
+                                          "the MLP's share grows to about 80% at 175B")
+h100_datasheet = Reference(title="NVIDIA H100 Tensor Core GPU", url="https://www.nvidia.com/en-us/data-center/h100/",
+                           organization="NVIDIA", description="H100 SXM: 989.5 dense bfloat16 TFLOP/s, 3.35 TB/s of HBM3")
 go_brrr = Reference(title="Making Deep Learning Go Brrrr From First Principles", url="https://horace.io/brrr_intro.html",
                     authors=("Horace He",), date="2022")
 reddit_google_deal = Reference(title="Reddit in AI content licensing deal with Google, sources say",
@@ -1127,6 +1404,23 @@ unicode_characters = Reference(title="List of Unicode characters",
                                url="https://en.wikipedia.org/wiki/List_of_Unicode_characters",
                                organization="Wikipedia")
 utf8_wikipedia = Reference(title="UTF-8", url="https://en.wikipedia.org/wiki/UTF-8", organization="Wikipedia")
+gage1994 = Reference(title="A New Algorithm for Data Compression",
+                     url="http://www.pennelynn.com/Documents/CUJ/HTML/94HTML/19940045.HTM",
+                     authors=("Philip Gage",), organization="The C Users Journal", date="1994-02")
+cosine_schedule = Reference(title="SGDR: Stochastic Gradient Descent with Warm Restarts",
+                            url="https://arxiv.org/abs/1608.03983", authors=("Ilya Loshchilov", "Frank Hutter"),
+                            date="2016", description="the cosine learning rate schedule")
+wsd_schedule = Reference(title="MiniCPM: Unveiling the Potential of Small Language Models with Scalable Training Strategies",
+                         url="https://arxiv.org/abs/2404.06395", authors=("Shengding Hu", "et al."), date="2024",
+                         description="the warmup-stable-decay (WSD) learning rate schedule")
+assignment2 = Reference(title="Assignment 2: systems", url="https://github.com/stanford-cs336/assignment2-systems",
+                        organization="Stanford CS336", date="2025")
+assignment3 = Reference(title="Assignment 3: scaling", url="https://github.com/stanford-cs336/assignment3-scaling",
+                        organization="Stanford CS336", date="2025")
+assignment4 = Reference(title="Assignment 4: data", url="https://github.com/stanford-cs336/assignment4-data",
+                        organization="Stanford CS336", date="2025")
+assignment5 = Reference(title="Assignment 5: alignment", url="https://github.com/stanford-cs336/assignment5-alignment",
+                        organization="Stanford CS336", date="2025")
 bpe_wikipedia = Reference(title="Byte pair encoding", url="https://en.wikipedia.org/wiki/Byte_pair_encoding",
                           organization="Wikipedia")
 

@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from torch import nn
 
-from cs336_lectures import Reference, link, plot, text
+from cs336_lectures import Reference, link, plot, solution, text
 from cs336_lectures.accounting import timing
 from cs336_lectures.accounting import (
     COMPARED_DTYPES,
@@ -69,6 +69,7 @@ def main():
     overview()
     motivating_questions()
 
+    memory_accounting()
     tensors_basics()
     tensors_memory()
     float32_format()
@@ -78,6 +79,7 @@ def main():
     fp8_format()
     precision_takeaways()
 
+    compute_accounting()
     tensors_on_gpus()
     tensor_storage()
     tensor_slicing()
@@ -95,6 +97,7 @@ def main():
     gradients_basics()
     gradients_flops()
 
+    models()
     module_parameters()
     parameter_initialization()
     custom_model()
@@ -104,12 +107,16 @@ def main():
     optimizer_state_by_hand()
     optimizer_state_table()
     memory_and_compute_per_step()
+
+    training_loop()
     train_loop()
     checkpointing()
     mixed_precision_training()
 
+    exercises()
     exercise_napkin_math_rtx4080()
     exercise_matmul_mfu()
+    next_time()
 
 
 # ----------------------------------------------------------------------
@@ -129,14 +136,16 @@ def overview():
 
 def motivating_questions():
     text("## Two napkin-math questions")
-    text("**How long would it take to train a 70B-parameter model on 15T tokens on 1024 "
-         "H100s?**")
+    text("**Question 1.** A cluster of 1024 H100s is yours. You want a model with 70 billion "
+         "parameters to read 15 trillion tokens. How many days will the run take?")
+    text("Training costs about 6 FLOPs per parameter per token; the 6 is derived below, in "
+         "*FLOPs of the backward pass*. Take it on trust for now:")
     link(training_flops)
     total_flops = training_flops(15e12, 70e9)  # @inspect total_flops
     link(timing, title="PEAKS: the vendor figures, and why sparse ones are halved")
     h100_flop_per_sec = PEAKS["H100 SXM"]["bf16"].dense  # @inspect h100_flop_per_sec
-    text("989.5 TFLOP/s: H100's bfloat16 peak of 1979 TFLOP/s is quoted with sparsity; a "
-         "dense matmul gets half.")
+    text(f"{h100_flop_per_sec / 1e12:g} TFLOP/s per GPU: NVIDIA prints twice that for "
+         "bfloat16, but the larger figure assumes sparse matrices; a dense matmul gets half.")
     # assume we reach half of the peak
     mfu = 0.5  # @inspect mfu
     flops_per_day = 1024 * mfu * h100_flop_per_sec * (24 * 60 * 60)  # @inspect flops_per_day
@@ -144,23 +153,27 @@ def motivating_questions():
     link(days_to_train)
     napkin_days = days_to_train(70e9, 15e12, num_devices=1024,  # @inspect napkin_days
                                 flop_per_sec_per_device=h100_flop_per_sec, mfu=mfu)
-    text("About 144 days.")
+    text(f"About {days:.0f} days, at half the peak.")
 
-    text("**What is the largest model one can train on 8 H100s with AdamW (naively)?**")
+    text("**Question 2.** Eight H100s, 80 GB each, and AdamW with nothing clever (no "
+         "sharding, no lower precision). How many parameters fit?")
     h100_bytes = 80e9  # @inspect h100_bytes
     link(bytes_per_parameter)
     bytes_per_param = bytes_per_parameter(optimizer_states_per_parameter=2)  # @inspect bytes_per_param
-    text("4 bytes each for the parameter, its gradient and AdamW's two averages: 16.")
+    text(f"Each parameter brings its gradient and AdamW's two running averages (the "
+         f"optimizer's state, counted below in *Optimizer state*), 4 values in float32: "
+         f"{bytes_per_param} bytes.")
     link(largest_model)
     largest_num_parameters = largest_model(8 * h100_bytes, bytes_per_param)  # @inspect largest_num_parameters
-    text("About 40B parameters. Two caveats:")
+    text(f"About {largest_num_parameters / 1e9:.0f}B parameters. Two caveats:")
     text("- Parameters and gradients need not be float32: bfloat16 copies (2 + 2 bytes) plus "
          "a float32 master copy of the parameters (4) saves no memory but runs faster.")
     link(zero)
-    text("- Activations are not counted; they grow with batch size and sequence length.")
+    text("- Activations are not counted; they grow with batch size and sequence length "
+         "(see *Memory and compute of one step* below).")
     text("A rough, back-of-the-envelope estimate; that is the point.")
 
-    text("We will not go through the Transformer here; there are excellent explanations:")
+    text("This lecture does not walk through the Transformer; these explain it well:")
     link(assignment1_handout)
     link(transformer_math)
     link(illustrated_transformer)
@@ -173,6 +186,13 @@ def motivating_questions():
 
 # ----------------------------------------------------------------------
 # Memory accounting
+
+
+def memory_accounting():
+    text("# Memory accounting")
+    text("How many bytes does a training run need? Everything it keeps is a tensor, so this "
+         "part is about tensors: how they are made, what one costs, and which number formats "
+         "trade bytes against accuracy.")
 
 
 def tensors_basics():
@@ -210,8 +230,8 @@ def tensors_memory():
     text("One feed-forward matrix of GPT-3 (12288 x 4 by 12288), in float32:")
     gpt3_ffn_bytes = get_memory_usage(torch.empty(12288 * 4, 12288, device="meta"))  # @inspect gpt3_ffn_bytes
     gpt3_ffn_gib = gpt3_ffn_bytes / 2**30  # @inspect gpt3_ffn_gib
-    text("2.25 GiB for a single matrix! (A `meta` tensor has a shape and dtype but no "
-         "storage, so nothing is allocated here.)")
+    text(f"{gpt3_ffn_gib:g} GiB for a single matrix! (A `meta` tensor has a shape and dtype "
+         "but no storage, so nothing is allocated here.)")
 
 
 def float32_format():
@@ -250,7 +270,7 @@ def bfloat16_format():
          "mantissa bits, and neural networks mind that far less than underflow.")
     bf16_tiny = torch.tensor([1e-8], dtype=torch.bfloat16)  # @inspect bf16_tiny
     bf16_value = bf16_tiny.item()  # @inspect bf16_value
-    text("No underflow: 1e-8 is kept (as the nearest bfloat16 value, about 1.0012e-8).")
+    text(f"No underflow: 1e-8 is kept, as the nearest bfloat16 value, {bf16_value:.5g}.")
 
 
 def dtype_comparison():
@@ -264,8 +284,9 @@ def dtype_comparison():
         table.append(f"| {row.name} | {row.bytes} | {row.largest:.6g} | {row.smallest_normal:.3g} | {row.eps:.3g} |")
     text("\n".join(table))
     plot(bit_layout_figure(list(COMPARED_DTYPES)))  # @stepover
-    text("float16 tops out at 65504; bfloat16 reaches float32's 3.4e38 but its step after "
-         "1 is 0.0078.")
+    by_name = {row.name: row for row in rows}
+    text(f"float16 tops out at {by_name['float16'].largest:g}; bfloat16 reaches float32's "
+         f"{by_name['bfloat16'].largest:.2g} but its step after 1 is {by_name['bfloat16'].eps:.2g}.")
 
 
 def fp8_format():
@@ -294,6 +315,13 @@ def precision_takeaways():
 # Compute accounting: tensors and operations
 
 
+def compute_accounting():
+    text("# Compute accounting")
+    text("Where does the time go? First where tensors live and how operations walk through "
+         "their memory, then how many FLOPs the forward and backward passes take, and how "
+         "close the hardware comes to its promised speed.")
+
+
 def tensors_on_gpus():
     text("## Tensors on GPUs")
     text("A new tensor is placed in the CPU's RAM:")
@@ -305,6 +333,9 @@ def tensors_on_gpus():
          "allocate 2 x 32 x 32 x 4 bytes of GPU memory:")
     expected_memory_used = 2 * get_memory_usage(x)  # @inspect expected_memory_used
     num_gpus = torch.cuda.device_count()  # @inspect num_gpus
+    text("Where each tensor of this section lives, and the one road between the two memories:")
+    plot(devices_figure({"x": str(x_device), "y = x.to(\"cuda:0\")": "cuda:0",  # @stepover
+                         "z = torch.zeros(..., device=\"cuda:0\")": "cuda:0"}, num_gpus))
     if num_gpus == 0:
         text("No GPU on this machine, so the copy and the check are skipped; traced on a "
              "CUDA machine, the lines below make the two matrices and compare the counts.")
@@ -328,17 +359,24 @@ def tensor_storage():
     link(stride_docs)
     x = torch.tensor([[0.0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11], [12, 13, 14, 15]])  # @inspect x
     strides = x.stride()  # @inspect strides
-    text("Next row: skip 4 elements of storage; next column: skip 1. Element (1, 2) is at:")
+    text(f"Next row: skip {strides[0]} elements of storage; next column: skip {strides[1]}. "
+         "Element (1, 2) is at:")
     r, c = 1, 2  # @inspect r c
     index = r * strides[0] + c * strides[1]  # @inspect index
     element = x.flatten()[index].item()  # @inspect element
+    transposed_view_strides = x.t().stride()  # @inspect transposed_view_strides
+    text(f"Drawn out: one strip of storage, read by two sets of bookkeeping. The 4x4 view "
+         f"steps {strides[0]} cells per row and {strides[1]} per column; its transpose reads "
+         f"the very same cells with the strides swapped, {transposed_view_strides}, so nothing is "
+         "moved or copied:")
+    plot(storage_figure(x.flatten().tolist(), tuple(x.shape), strides, transposed_view_strides))  # @stepover
 
 
 def tensor_slicing():
     text("## Views")
-    text("Indexing, `view` and `transpose` do not copy anything: they return a *view*, new "
-         "bookkeeping over the same block of memory. Write through either one and the "
-         "other sees it.")
+    text("Basic indexing (integers and slices), `view` and `transpose` do not copy "
+         "anything: they return a *view*, new bookkeeping over the same block of memory. "
+         "Write through either one and the other sees it.")
     link(same_storage)
     x = torch.tensor([[1.0, 2, 3], [4, 5, 6]])  # @inspect x
     row = x[0]  # @inspect row
@@ -349,6 +387,18 @@ def tensor_slicing():
     x[0][0] = 100  # @inspect x
     transposed_after_write = transposed.clone()  # @inspect transposed_after_write
     text("Writing x[0][0] = 100 changed `transposed` too.")
+    text("*Advanced* indexing is different: a list or tensor of indices, or a boolean mask, "
+         "can pick rows in any order and any number of times, which no shape and strides "
+         "over the old storage can describe. So it copies:")
+    picked = x[[0]]  # @inspect picked
+    basic_row = x[0:1]  # @inspect basic_row
+    picked_shares_storage = same_storage(x, picked)  # @inspect picked_shares_storage
+    basic_row_shares_storage = same_storage(x, basic_row)  # @inspect basic_row_shares_storage
+    picked[0][0] = -1
+    x_after_writing_the_copy = x[0][0].item()  # @inspect x_after_writing_the_copy
+    text(f"`x[[0]]` and `x[0:1]` hold the same numbers, but only the slice shares x's storage "
+         f"(shares: {basic_row_shares_storage} for the slice, {picked_shares_storage} for the "
+         f"list index); writing -1 into the copy left x[0][0] at {x_after_writing_the_copy:g}.")
 
 
 def tensor_contiguity():
@@ -390,7 +440,8 @@ def tensor_elementwise():
     text("`triu` keeps the upper triangle of a matrix:")
     upper = torch.ones(3, 3).triu()  # @inspect upper
     text("That is how a causal attention mask is made: M[i, j] says whether position i "
-         "may contribute to position j, and only earlier positions may.")
+         "may contribute to position j. The kept triangle includes the diagonal, so every "
+         "position sees itself and the positions before it, never one after it.")
 
 
 def tensor_matmul():
@@ -406,6 +457,8 @@ def tensor_matmul():
     x = torch.ones(4, 8, 16, 32)  # batch, sequence, rows, features
     y = x @ w
     batched_shape = tuple(y.shape)  # @inspect batched_shape
+    text(f"{batched_shape[0]} x {batched_shape[1]} independent products, all with the same w:")
+    plot(batched_matmul_figure(tuple(x.shape), tuple(w.shape), batched_shape))  # @stepover
 
 
 def jaxtyping_basics():
@@ -490,12 +543,14 @@ def flops_intuitions():
     h100_flop_per_sec = PEAKS["H100 SXM"]["bf16"].dense  # @inspect h100_flop_per_sec
     link(a100_datasheet)
     link(h100_datasheet)
-    text("H100's sheet says 1979 TFLOP/s with sparsity; dense matmuls get half.")
+    text(f"H100's sheet says {2 * h100_flop_per_sec / 1e12:g} TFLOP/s with sparsity; dense "
+         "matmuls get half.")
     two_weeks_seconds = 60 * 60 * 24 * 14  # @inspect two_weeks_seconds
     eight_h100_two_weeks = 8 * two_weeks_seconds * h100_flop_per_sec  # @inspect eight_h100_two_weeks
     gpt3_to_cluster = gpt3_training_flops / eight_h100_two_weeks  # @inspect gpt3_to_cluster
-    text("8 H100s for two weeks at full speed: about 9.6e21 FLOPs, still about 33 times "
-         "short of GPT-3. (The original lecture multiplied by one week and got half that.)")
+    text(f"8 H100s for two weeks ({two_weeks_seconds:,} seconds) at full speed: about "
+         f"{eight_h100_two_weeks:.1e} FLOPs, still about {gpt3_to_cluster:.0f} times short of "
+         "GPT-3's training run.")
 
 
 def linear_model_flops():
@@ -541,8 +596,9 @@ def matmul_timing_and_mfu():
         gpu: {"fp32": PEAKS[gpu]["fp32"].dense / 1e12, "bf16": PEAKS[gpu]["bf16"].dense / 1e12}
         for gpu in ("A100", "H100 SXM")
     }
-    text("(The original lecture used 67.5 TFLOP/s for the H100 in float32; NVIDIA's sheet "
-         "prints 67.)")
+    text(f"These are the dense figures as NVIDIA's datasheets print them (for the H100 SXM, "
+         f"{datasheet_tflop_per_sec['H100 SXM']['fp32']:g} TFLOP/s in float32); a figure "
+         "quoted with sparsity would be twice as large.")
     text("The promise for the device at hand, in float32:")
     promised_flop_per_sec = float32_measurement.promised.flop_per_sec  # @inspect promised_flop_per_sec
     promised_note = float32_measurement.promised.note  # @inspect promised_note
@@ -603,11 +659,11 @@ def gradients_flops():
     h1.retain_grad()  # keep the intermediate gradients, to look at them
     h2.retain_grad()
     loss.backward()
-    text("Take w2 and apply the chain rule. Its gradient, "
-         "w2.grad[j, k] = sum_i h1[i, j] * h2.grad[i, k], is a (D x B) @ (B x K) matmul:")
+    text("Start with w2. The chain rule makes its gradient h1ᵀ @ h2.grad: every entry adds "
+         "up B products, one per data point, so it is a (D x B) @ (B x K) matmul:")
     num_backward_flops = matmul_flops(D, B, K)  # @inspect num_backward_flops
-    text("and the gradient passed on to h1, h1.grad[i, j] = sum_k w2[j, k] * h2.grad[i, k], "
-         "a (B x K) @ (K x D) matmul of the same cost:")
+    text("The layer also hands a gradient back to its input, h1.grad = h2.grad @ w2ᵀ, a "
+         "(B x K) @ (K x D) matmul of the same cost:")
     num_backward_flops += matmul_flops(B, K, D)  # @inspect num_backward_flops
     text("That was w2, with D x K parameters. w1, with D x D, takes the same pair: w1.grad "
          "= xᵀ @ h1.grad, and x.grad = h1.grad @ w1ᵀ. This model never uses x.grad, but "
@@ -624,10 +680,22 @@ def gradients_flops():
     link(backward_flops)
     assert backward_flops(B, num_parameters) == num_backward_flops
     total_step_flops = forward_backward_flops(B, num_parameters)  # @inspect total_step_flops
+    flops_per_point_and_parameter = {  # @inspect flops_per_point_and_parameter
+        "forward": num_forward_flops / (B * num_parameters),
+        "backward": num_backward_flops / (B * num_parameters),
+    }
+    plot(forward_backward_figure(flops_per_point_and_parameter))  # @stepover
 
 
 # ----------------------------------------------------------------------
 # Models
+
+
+def models():
+    text("# Models")
+    text("From tensors to something that learns: parameters and how to initialize them, a "
+         "small model of our own, randomness, data, and the optimizers that update the "
+         "parameters, with the memory and compute one step of all that takes.")
 
 
 def module_parameters():
@@ -650,15 +718,19 @@ def parameter_initialization():
     output = x @ w  # @inspect output
     unscaled_output_std = output.std().item()  # @inspect unscaled_output_std
     expected_std = math.sqrt(input_dim)  # @inspect expected_std
-    text("Each output is a sum of 16384 terms of variance 1, so its typical size grows like "
-         "sqrt(input_dim) = 128 (the 32 outputs here are a small sample of that). Large "
-         "values make gradients explode and training unstable.")
+    text(f"Each output is a sum of {input_dim} terms of variance 1, so its typical size "
+         f"grows like sqrt(input_dim) = {expected_std:g} (the {output_dim} outputs here measure "
+         f"{unscaled_output_std:.0f}). Large values make gradients explode and training "
+         "unstable.")
     text("Scale by 1/sqrt(input_dim) and the output no longer depends on the width:")
     w = torch.randn(input_dim, output_dim) / math.sqrt(input_dim)
     output = x @ w  # @inspect output
     scaled_output_std = output.std().item()  # @inspect scaled_output_std
-    text("Up to a constant, that is Xavier initialization. To be safer still, truncate the "
-         "normal at 3 standard deviations so no outlier weights appear:")
+    sigma = 1 / math.sqrt(input_dim)  # @inspect sigma
+    text(f"Up to a constant, that is Xavier initialization. To be safer still, truncate the "
+         f"normal at ±3σ, three of its own standard deviations, so no outlier weights appear. "
+         f"The bound has to scale with σ: here σ = {sigma:g}, and an absolute cut at ±3 "
+         f"would lie {3 / sigma:.0f} standard deviations out and never cut anything.")
     link(xavier_paper)
     link(Linear)
     layer = Linear(input_dim, output_dim, truncate=True)
@@ -691,7 +763,10 @@ def note_about_randomness():
     text("Random numbers enter through the initial weights, dropout and the shuffling of "
          "the data. Seed all of them explicitly: a run you can replay step for step is a "
          "run whose bugs you can chase down.")
-    text("Three generators to seed, every time:")
+    text("Better still, give each use of randomness its own seed (initialization, dropout, "
+         "data order): then you can vary one, say to try another data order, while the "
+         "others stay fixed. The simplest case, one seed for the three generators Python "
+         "code touches:")
     seed = 0  # @inspect seed
     torch.manual_seed(seed)
     np.random.seed(seed)
@@ -726,8 +801,13 @@ def data_loading():
         inputs, targets = get_batch(data, batch_size=2, context_length=4,  # @inspect inputs targets
                                     device=get_device(), generator=generator)
         del data
-    text("On a GPU the batch goes through *pinned* (page-locked) memory and a non-blocking "
-         "copy, so the next batch can be loaded on the CPU while the GPU works on this one.")
+    text("On a GPU, `get_batch` puts the batch in *pinned* (page-locked) memory and copies "
+         "it with `non_blocking=True`. Pinning is what makes an asynchronous copy possible at "
+         "all; it does not create any overlap by itself. `get_batch` builds each batch only "
+         "when asked and the model's kernels queue behind its copy, so nothing overlaps here. "
+         "A loader that prepares and copies the *next* batch while the GPU works on the "
+         "current one (a background thread, a second CUDA stream) is what turns pinning into "
+         "hidden transfer time.")
     link(pinned_memory_blog)
 
 
@@ -781,8 +861,10 @@ def optimizers():
     changes = torch.cat([(after.detach() - before).flatten()  # @inspect changes
                          for before, after in zip(weights_before, model.parameters())])
     largest_change = changes.abs().max().item()  # @inspect largest_change
-    text("On the first step the summed squares equal grad^2, so every weight moves by "
-         "lr x grad / |grad|: about 0.01 either way.")
+    text(f"Every weight moved by the same amount, {largest_change:.4f}, which is the "
+         "learning rate. After one step AdaGrad's running sum holds just the square of the "
+         "gradient, and a number divided by the root of its own square keeps only its sign: "
+         "the first step ignores how large each gradient was.")
     g2_state = optimizer.state[model.final.weight]["g2"]  # @inspect g2_state
     optimizer.zero_grad(set_to_none=True)  # free the gradients' memory (optional)
 
@@ -794,13 +876,20 @@ def optimizer_state_by_hand():
          "gradients, 3 then 4:")
     w = nn.Parameter(torch.tensor([2.0]))
     optimizer = AdaGrad([w], lr=0.1)
+    g2_history = [0.0]  # the sum before any step
+    worked_steps = []  # @inspect worked_steps
     for grad in (3.0, 4.0):  # @inspect grad
+        weight_before = w.item()
         w.grad = torch.tensor([grad])
         optimizer.step()
         g2 = optimizer.state[w]["g2"].item()  # @inspect g2
         weight = w.item()  # @inspect weight
-    text("First step: g2 = 0 + 3² = 9 and w = 2.0 - 0.1 x 3 / √9 = 1.9. Second step: "
-         "g2 = 9 + 4² = 25 (the 9 was remembered) and w = 1.9 - 0.1 x 4 / √25 = 1.82.")
+        worked_steps.append(f"g2 = {g2_history[-1]:g} + {grad:g}² = {g2:g} and "  # @inspect worked_steps @stepover
+                            f"w = {weight_before:.4g} - 0.1 x {grad:g} / √{g2:g} = {weight:.4g}")
+        g2_history.append(g2)
+    text(f"First step: {worked_steps[0]}. Second step: {worked_steps[1]}. The second step "
+         f"started from the {g2_history[1]:g} left by the first: that memory is the "
+         "optimizer's state.")
 
 
 def optimizer_state_table():
@@ -854,6 +943,15 @@ def memory_and_compute_per_step():
     assert total_memory == training_step_memory(num_parameters, num_activations, num_gradients, num_optimizer_states)
     text("With Adam instead, two averages per parameter:")
     adam_total_memory = training_step_memory(num_parameters, num_activations, num_gradients, 2 * num_parameters)  # @inspect adam_total_memory
+    memory_by_optimizer = {  # @inspect memory_by_optimizer
+        name: {"parameters": 4 * num_parameters, "gradients": 4 * num_gradients,
+               "optimizer state": 4 * states * num_parameters, "activations": 4 * num_activations}
+        for name, states in (("SGD", 0), ("AdaGrad", 1), ("Adam", 2))
+    }
+    text(f"Side by side, in bytes: the optimizer's state is the part that grows, from nothing "
+         f"for plain SGD to {memory_by_optimizer['Adam']['optimizer state']} bytes for Adam, "
+         f"more than the parameters themselves.")
+    plot(memory_by_optimizer_figure(memory_by_optimizer))  # @stepover
     text("Compute for one step, by the 6x rule:")
     link(forward_backward_flops)
     flops = forward_backward_flops(B, num_parameters)  # @inspect flops
@@ -863,14 +961,20 @@ def memory_and_compute_per_step():
     link(transformer_flops_blog)
 
 
+def training_loop():
+    text("# The training loop")
+    text("Everything assembled: a loop that trains the model, checkpoints that let a run "
+         "survive interruptions, and mixed precision that makes each step cheaper.")
+
+
 def train_loop():
-    text("## The training loop")
+    text("## Training a model")
     text("Data from a linear function with weights (0, 1, 2, ..., D-1), and a loop: get a "
          "batch, forward (loss), backward (gradients), step, zero the gradients.")
     link(train)
-    text("The original lecture's version quietly ignored `num_layers` and `lr` (it always "
-         "built a 0-layer model and used lr=0.01), so its two runs differed only in their "
-         "random data. This one honours every argument:")
+    text("`train` builds the model with the number of layers it is given and steps with the "
+         "learning rate it is given, so two runs that differ in one argument differ in that "
+         "alone:")
     link(regression_task)
     D = 16  # @inspect D
     get_regression_batch = regression_task(D)
@@ -880,13 +984,13 @@ def train_loop():
                         num_train_steps=num_train_steps, lr=0.01)
     fast_losses = train(get_regression_batch, dim=D, num_layers=0, batch_size=4,  # @inspect fast_losses
                         num_train_steps=num_train_steps, lr=0.1)
-    plot(loss_curves_figure({"lr = 0.01": slow_losses, "lr = 0.1": fast_losses}))  # @stepover
+    plot(loss_curves_figure({"lr = 0.01": slow_losses, "lr = 0.1": fast_losses},  # @stepover
+                            title="The same model and batches at two learning rates"))
     slow_final_loss = sum(slow_losses[-10:]) / 10  # @inspect slow_final_loss
     fast_final_loss = sum(fast_losses[-10:]) / 10  # @inspect fast_final_loss
-    text("Both runs see the same batches (train seeds everything first). With lr=0.1 the "
-         "loss drops by three orders of magnitude within about 40 steps and keeps falling; "
-         "with lr=0.01 it is still noisy and in the tens after 100 steps. Tuning "
-         "hyperparameters is worth it.")
+    text(f"Both runs see the same batches (train seeds everything first). Averaged over the "
+         f"last 10 of {num_train_steps} steps, the loss is {fast_final_loss:.2g} with lr=0.1 "
+         f"and {slow_final_loss:.2g} with lr=0.01. Tuning hyperparameters is worth it.")
     text("`num_layers` is honoured as well. With two hidden 16x16 layers the model "
          "multiplies three matrices, the gradients grow with their product, and even "
          "lr=0.01 now diverges:")
@@ -896,8 +1000,9 @@ def train_loop():
     deep_slow_losses = train(get_regression_batch, dim=D, num_layers=2, batch_size=4,  # @inspect deep_slow_losses
                              num_train_steps=num_train_steps, lr=0.001)
     deep_slow_final_loss = sum(deep_slow_losses[-10:]) / 10  # @inspect deep_slow_final_loss
-    text("Ten times smaller, lr=0.001 trains it fine: the right learning rate depends on "
-         "the architecture.")
+    text(f"The loss overflows at step {deep_diverged_at_step}. Ten times smaller, lr=0.001 "
+         f"trains the deeper model fine (final loss {deep_slow_final_loss:.2g}): the right "
+         "learning rate depends on the architecture.")
 
 
 def checkpointing():
@@ -954,9 +1059,27 @@ def mixed_precision_training():
     parameter_dtype = model.final.weight.dtype  # @inspect parameter_dtype
     y.float().pow(2).mean().backward()
     gradient_dtype = model.final.weight.grad.dtype  # @inspect gradient_dtype
-    text("The training loop does this when asked:")
+    text("The training loop does this when asked. The same run twice, once all in float32 "
+         "and once in mixed precision:")
+    float32_losses = train(regression_task(16), dim=16, num_layers=0,  # @inspect float32_losses
+                           batch_size=4, num_train_steps=MIXED_PRECISION_STEPS, lr=0.1)
     mixed_precision_losses = train(regression_task(16), dim=16, num_layers=0,  # @inspect mixed_precision_losses
-                                   batch_size=4, num_train_steps=10, lr=0.1, mixed_precision=True)
+                                   batch_size=4, num_train_steps=MIXED_PRECISION_STEPS, lr=0.1, mixed_precision=True)
+    plot(loss_curves_figure({"float32": float32_losses, "mixed precision (bfloat16 forward)": mixed_precision_losses},  # @stepover
+                            title="The same run in float32 and in mixed precision"))
+    relative_gaps = [abs(mixed - full) / full for mixed, full in zip(mixed_precision_losses, float32_losses)]  # @stepover
+    # how many steps the two losses stay within 30% of each other
+    steps_together = next((step for step, gap in enumerate(relative_gaps) if gap > 0.3), len(relative_gaps))  # @inspect steps_together
+    largest_early_gap = max(relative_gaps[:steps_together])  # @inspect largest_early_gap
+    final_losses = (float32_losses[-1], mixed_precision_losses[-1])  # @inspect final_losses
+    text(f"For the first {steps_together} steps the two curves lie on top of each other (at "
+         f"most {largest_early_gap:.0%} apart) while the loss falls from "
+         f"{float32_losses[0]:.0f} to {float32_losses[steps_together - 1]:.2g}. Below that the "
+         f"float32 run keeps going, to {final_losses[0]:.1e}, while the mixed-precision run "
+         f"levels off ({final_losses[1]:.1e} at the end): a bfloat16 matmul only keeps about "
+         "three significant digits, too few to resolve the tiny errors left. This toy "
+         "regression can reach a loss of zero; a language model's loss stays far above the "
+         "level where that rounding matters, which is why mixed precision is the norm.")
     text("Rule of thumb: whatever accumulates over many steps (the weights, optimizer "
          "averages, sums inside a matmul) wants float32; what is used once and thrown "
          "away (a forward pass's activations) tolerates bfloat16.")
@@ -972,40 +1095,60 @@ def mixed_precision_training():
 # Exercises
 
 
+def exercises():
+    text("# Exercises")
+    text("Try each one before opening its solution.")
+
+
 def exercise_napkin_math_rtx4080():
     text("## Exercise: napkin math for a small run")
-    text("How long to train 125M parameters on 2.5B tokens on 4 RTX 4080s at MFU 0.4, with "
-         "a dense bfloat16 peak of 97.5 TFLOP/s per card?")
+    text("A workstation holds four RTX 4080 cards; each peaks at 97.5 TFLOP/s in dense "
+         "bfloat16, and a realistic run reaches 40% of that (MFU 0.4). A model of 125 million "
+         "parameters is to read 2.5 billion tokens. Will the run be done in an afternoon, a "
+         "day or a week?")
     rtx4080_flop_per_sec = 97.5e12  # @inspect rtx4080_flop_per_sec
-    small_run_flops = training_flops(2.5e9, 125e6)  # @inspect small_run_flops
-    link(seconds_to_train)
-    seconds = seconds_to_train(125e6, 2.5e9, num_devices=4,  # @inspect seconds
-                               flop_per_sec_per_device=rtx4080_flop_per_sec, mfu=0.4)
-    hours = seconds / 3600  # @inspect hours
-    text("About 12,000 seconds: 3.3 hours.")
+    with solution():
+        small_run_flops = training_flops(2.5e9, 125e6)  # @inspect small_run_flops
+        link(seconds_to_train)
+        seconds = seconds_to_train(125e6, 2.5e9, num_devices=4,  # @inspect seconds
+                                   flop_per_sec_per_device=rtx4080_flop_per_sec, mfu=0.4)
+        hours = seconds / 3600  # @inspect hours
+        text(f"6 x parameters x tokens = {small_run_flops:.3g} FLOPs. The four cards deliver "
+             f"4 x 0.4 x 97.5e12 FLOP/s, so the run takes about {seconds:,.0f} seconds: "
+             f"{hours:.1f} hours, an afternoon.")
 
 
 def exercise_matmul_mfu():
     text("## Exercise: MFU on the machine at hand")
-    text("Time the lecture's matmul in float32 and bfloat16 and compute MFU. The sizes the "
-         "exercise asks for on a GPU, and the memory of x, w and the output in float32:")
     gpu_B, gpu_D, gpu_K = GPU_MATMUL_SIZES  # @inspect gpu_B gpu_D gpu_K
-    gpu_matrices_gb = (gpu_B * gpu_D + gpu_D * gpu_K + gpu_B * gpu_K) * 4 / 1e9  # @inspect gpu_matrices_gb
-    text("About 4 GB. The sizes used here (the GPU ones only when CUDA is available):")
-    B, D, K = matmul_sizes()  # @inspect B D K
-    matrices_gb = (B * D + D * K + B * K) * 4 / 1e9  # @inspect matrices_gb
-    device = get_device()  # @inspect device
-    x = torch.randn(B, D, device=device)
-    w = torch.randn(D, K, device=device)
-    results = {}  # @inspect results
-    for dtype in (torch.float32, torch.bfloat16):
-        measurement = measure_matmul(x.to(dtype), w.to(dtype))
-        results[str(dtype)] = {"seconds": measurement.seconds, "TFLOP/s": measurement.flop_per_sec / 1e12,  # @inspect results
-                               "MFU": measurement.mfu, "promised": measurement.promised.note}
-    text("Where no promised figure exists (a CPU, an unlisted GPU) MFU stays empty: look "
-         "up your device's datasheet, mind whether it quotes sparsity, and divide.")
-    text("The exercise ends by fixing `train` and comparing lr=0.01 with lr=0.1; that is done "
-         "in the training-loop section above.")
+    text(f"Measure the matmul of this lecture on your own device, in float32 and in bfloat16, "
+         f"and work out the MFU of each. On a GPU use B = {gpu_B}, D = {gpu_D}, K = {gpu_K}: "
+         "how much memory do x, w and the output take in float32? Then compare learning rates "
+         "0.01 and 0.1 with a training loop that uses both of its arguments.")
+    with solution():
+        gpu_matrices_gb = (gpu_B * gpu_D + gpu_D * gpu_K + gpu_B * gpu_K) * 4 / 1e9  # @inspect gpu_matrices_gb
+        text(f"(B·D + D·K + B·K) x 4 bytes = {gpu_matrices_gb:.2f} GB. The sizes used here (the "
+             "GPU ones only when CUDA is available):")
+        B, D, K = matmul_sizes()  # @inspect B D K
+        matrices_gb = (B * D + D * K + B * K) * 4 / 1e9  # @inspect matrices_gb
+        device = get_device()  # @inspect device
+        x = torch.randn(B, D, device=device)
+        w = torch.randn(D, K, device=device)
+        results = {}  # @inspect results
+        for dtype in (torch.float32, torch.bfloat16):
+            measurement = measure_matmul(x.to(dtype), w.to(dtype))
+            results[str(dtype)] = {"seconds": measurement.seconds, "TFLOP/s": measurement.flop_per_sec / 1e12,  # @inspect results
+                                   "MFU": measurement.mfu, "promised": measurement.promised.note}
+        text("Where no promised figure exists (a CPU, an unlisted GPU) MFU stays empty: look "
+             "up your device's datasheet, mind whether it quotes sparsity, and divide.")
+        text("The learning-rate comparison is the one in *Training a model* above: there lr=0.1 "
+             "ends with a loss far below that of lr=0.01 on the same batches.")
+
+
+def next_time():
+    text("## Next time")
+    text("Lecture 3 turns from the simple models of today to the Transformer architecture "
+         "and its variants.")
 
 
 # ----------------------------------------------------------------------
@@ -1016,6 +1159,8 @@ def first_non_finite_step(losses: list[float]) -> int | None:
     """The 1-based step whose loss first became inf or nan, or None if training stayed finite."""
     return next((step for step, loss in enumerate(losses, 1) if not math.isfinite(loss)), None)
 
+
+MIXED_PRECISION_STEPS = 100  # long enough for the loss to fall below what bfloat16 resolves
 
 # (B, D, K) of the matmul examples: data points, input dimension, outputs.
 GPU_MATMUL_SIZES = (16384, 32768, 8192)
@@ -1056,11 +1201,149 @@ def bit_layout_figure(dtypes: list[torch.dtype]):
     axes.set_xlim(-8, 32.5)
     axes.set_ylim(-1.6 * (len(dtypes) - 1) - 0.6, 1.2)
     axes.axis("off")
+    names = ", ".join(str(dtype).removeprefix("torch.") for dtype in dtypes)
+    axes.set_title(f"Bits of {names}: sign, exponent (range), mantissa (precision)", fontsize=10)
     figure.tight_layout()
     return figure
 
 
-def loss_curves_figure(curves: dict[str, list[float]]):
+STORAGE_COLORS = ["#d9edf7", "#dff0d8", "#fcf8e3", "#f2dede"]  # one colour per row of the original tensor
+
+
+def storage_figure(values: list[float], shape: tuple[int, int], strides: tuple[int, int],
+                   transposed_strides: tuple[int, int]):
+    """The storage as a strip, the tensor as a grid over it, and its transpose over the same cells."""
+    rows, cols = shape
+    figure = Figure(figsize=(9, 3.4))
+    strip, view, transposed = figure.subplots(1, 3, gridspec_kw={"width_ratios": [2.2, 1, 1]})
+    color = [STORAGE_COLORS[(position // strides[0]) % len(STORAGE_COLORS)] for position in range(len(values))]
+    for position, value in enumerate(values):
+        # the strip wraps after 8 cells so that it stays legible
+        x, y = position % 8, -(position // 8)
+        strip.add_patch(Rectangle((x, y), 0.95, 0.95, facecolor=color[position], edgecolor="#555555"))
+        strip.text(x + 0.47, y + 0.55, f"{value:g}", ha="center", va="center", fontsize=10)
+        strip.text(x + 0.47, y + 0.15, f"@{position}", ha="center", va="center", fontsize=7, color="#777777")
+    strip.set_xlim(-0.1, 8.1)
+    strip.set_ylim(-(len(values) - 1) // 8 - 0.3, 1.3)
+    strip.set_title(f"storage: {len(values)} cells (@ = offset)", fontsize=10)
+    for axes, (row_stride, col_stride), (num_rows, num_cols), name in (
+            (view, strides, (rows, cols), "x"), (transposed, transposed_strides, (cols, rows), "x.T")):
+        for i in range(num_rows):
+            for j in range(num_cols):
+                position = i * row_stride + j * col_stride
+                axes.add_patch(Rectangle((j, -i), 0.95, 0.95, facecolor=color[position], edgecolor="#555555"))
+                axes.text(j + 0.47, -i + 0.47, f"{values[position]:g}", ha="center", va="center", fontsize=10)
+        axes.set_xlim(-0.1, num_cols + 0.1)
+        axes.set_ylim(-num_rows + 0.7, 1.2)
+        axes.set_title(f"{name}: shape {num_rows}x{num_cols}, strides {(row_stride, col_stride)}", fontsize=10)
+    for axes in (strip, view, transposed):
+        axes.set_aspect("equal")
+        axes.axis("off")
+    figure.suptitle("One storage, two views: x and its transpose read the same cells", fontsize=11)
+    figure.tight_layout()
+    return figure
+
+
+def devices_figure(tensors: dict[str, str], num_gpus: int):
+    """CPU memory and GPU memory as two boxes joined by the bus, each tensor drawn where it lives."""
+    figure = Figure(figsize=(8, 2.8))
+    axes = figure.subplots()
+    places = {"cpu": (0.0, "CPU memory (RAM)", "#d9edf7"), "cuda:0": (6.0, "GPU memory (HBM)", "#dff0d8")}
+    for x, label, color in places.values():
+        axes.add_patch(Rectangle((x, 0), 4, 3, facecolor=color, edgecolor="#31708f"))
+        axes.text(x + 2, 2.65, label, ha="center", va="center", fontsize=10, fontweight="bold")
+    axes.text(2, -0.35, "CPU cores compute here", ha="center", fontsize=8.5, color="#555555")
+    axes.text(8, -0.35, "thousands of GPU cores compute here", ha="center", fontsize=8.5, color="#555555")
+    axes.annotate("", xy=(6, 1.5), xytext=(4, 1.5), arrowprops={"arrowstyle": "<->", "color": "#31708f", "lw": 2})
+    axes.text(5, 1.75, "PCIe bus", ha="center", fontsize=9)
+    axes.text(5, 1.15, ".to(device)", ha="center", fontsize=8.5, family="monospace")
+    counts = {device: 0 for device in places}
+    for name, device in tensors.items():
+        x = places[device][0]
+        y = 2.0 - 0.55 * counts[device]
+        counts[device] += 1
+        axes.text(x + 2, y, name, ha="center", va="center", fontsize=8.5, family="monospace",
+                  bbox={"boxstyle": "round,pad=0.25", "facecolor": "white", "edgecolor": "#999999"})
+    axes.set_xlim(-0.2, 10.2)
+    axes.set_ylim(-0.6, 3.2)
+    axes.axis("off")
+    note = f"{num_gpus} GPU(s) on the machine that traced this" if num_gpus else "traced without a GPU: the cuda:0 side is where the copies would go"
+    axes.set_title(f"Where a tensor lives ({note})", fontsize=10)
+    figure.tight_layout()
+    return figure
+
+
+def batched_matmul_figure(x_shape: tuple[int, ...], w_shape: tuple[int, int], y_shape: tuple[int, ...]):
+    """A batch x sequence grid of (rows x features) matrices, each times the same w."""
+    batch, sequence, rows, features = x_shape
+    figure = Figure(figsize=(9, 3.2))
+    axes = figure.subplots()
+    scale = 0.06  # drawing units per element
+
+    def stack(x0: float, height: float, width: float, label: str, color: str, depth: int) -> None:
+        # a few offset copies suggest the batch x sequence stack behind the front matrix
+        for k in reversed(range(depth)):
+            axes.add_patch(Rectangle((x0 + 0.12 * k, 0.12 * k), width, height, facecolor=color, edgecolor="#555555"))
+        axes.text(x0 + width / 2, -0.35, label, ha="center", va="top", fontsize=9)
+
+    depth = 4
+    stack(0, rows * scale, features * scale, f"x: {batch} x {sequence} matrices\nof {rows} x {features}", "#d9edf7", depth)
+    w_x = features * scale + 1.6
+    axes.text((features * scale + w_x) / 2 + 0.15, rows * scale / 2, "@", fontsize=16, ha="center", va="center")
+    stack(w_x, w_shape[0] * scale, w_shape[1] * scale, f"w: one {w_shape[0]} x {w_shape[1]}\nshared by all", "#fcf8e3", 1)
+    y_x = w_x + w_shape[1] * scale + 2.2
+    axes.text((w_x + y_x) / 2, rows * scale / 2, "=", fontsize=16, ha="center", va="center")
+    stack(y_x, y_shape[2] * scale, y_shape[3] * scale, f"y: {y_shape[0]} x {y_shape[1]} matrices\nof {y_shape[2]} x {y_shape[3]}", "#dff0d8", depth)
+    axes.set_xlim(-0.3, y_x + 2.2)
+    axes.set_ylim(-1.3, max(rows, w_shape[0]) * scale + 0.8)
+    axes.set_aspect("equal")
+    axes.axis("off")
+    axes.set_title(f"Batched matmul: {x_shape} @ {w_shape} -> {y_shape}", fontsize=10)
+    figure.tight_layout()
+    return figure
+
+
+def forward_backward_figure(per_point_and_parameter: dict[str, float]):
+    """FLOPs per data point and parameter: the forward and backward passes stacked into one bar."""
+    figure = Figure(figsize=(6, 2.2))
+    axes = figure.subplots()
+    left = 0.0
+    for (label, value), color in zip(per_point_and_parameter.items(), ("#5bc0de", "#f0ad4e")):
+        axes.barh(0, value, left=left, color=color, edgecolor="white")
+        axes.text(left + value / 2, 0, f"{label}: {value:g}", ha="center", va="center", fontsize=10)
+        left += value
+    axes.set_xlim(0, left * 1.05)
+    axes.set_yticks([])
+    axes.set_xlabel("FLOPs per data point (token) per parameter")
+    axes.set_title(f"One training step costs {left:g} FLOPs per token per parameter", fontsize=10)
+    figure.tight_layout()
+    return figure
+
+
+def memory_by_optimizer_figure(memory: dict[str, dict[str, int]]):
+    """Bytes of one training step by optimizer, stacked by what they hold."""
+    colors = {"parameters": "#5bc0de", "gradients": "#5cb85c", "optimizer state": "#f0ad4e", "activations": "#d9534f"}
+    figure = Figure(figsize=(7, 3.1))
+    axes = figure.subplots()
+    names = list(memory)
+    for row, name in enumerate(names):
+        left = 0
+        for part, color in colors.items():
+            value = memory[name][part]
+            axes.barh(row, value, left=left, color=color, edgecolor="white", label=part if row == 0 else None)
+            left += value
+        axes.text(left, row, f" {left} bytes", va="center", fontsize=9)
+    axes.set_yticks(range(len(names)), names)
+    axes.invert_yaxis()
+    axes.set_xlim(0, max(sum(parts.values()) for parts in memory.values()) * 1.25)
+    axes.set_xlabel(f"bytes in float32 ({memory[names[0]]['parameters'] // 4} parameters)")
+    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), fontsize=8, ncol=4, frameon=False)
+    axes.set_title("Memory of one training step, by optimizer", fontsize=10)
+    figure.tight_layout()
+    return figure
+
+
+def loss_curves_figure(curves: dict[str, list[float]], title: str):
     figure = Figure(figsize=(6, 3))
     axes = figure.subplots()
     for label, losses in curves.items():
@@ -1068,6 +1351,7 @@ def loss_curves_figure(curves: dict[str, list[float]]):
     axes.set_yscale("log")
     axes.set_xlabel("step")
     axes.set_ylabel("training loss (MSE)")
+    axes.set_title(title)
     axes.legend()
     axes.grid(True, alpha=0.3)
     figure.tight_layout()
@@ -1084,8 +1368,8 @@ zero = Reference(title="ZeRO: Memory Optimizations Toward Training Trillion Para
 assignment1_handout = Reference(title="CS336 assignment 1 (basics): handout and code",
                                 url="https://github.com/stanford-cs336/assignment1-basics",
                                 organization="Stanford CS336", date="2025")
-transformer_math = Reference(title="Formal Algorithms for Transformers", url="https://arxiv.org/abs/2207.09238",
-                             authors=("Mary Phuong", "Marcus Hutter"), date="2022")
+transformer_math = Reference(title="The Transformer Model in Equations", url="https://johnthickstun.com/docs/transformers.pdf",
+                             authors=("John Thickstun",))
 illustrated_transformer = Reference(title="The Illustrated Transformer",
                                     url="https://jalammar.github.io/illustrated-transformer/",
                                     authors=("Jay Alammar",), date="2018")

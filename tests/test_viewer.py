@@ -188,7 +188,8 @@ def test_reveal_mode_shows_only_lines_run_so_far(page, site):
     assert not page.locator(".block", has_text="The end").is_visible()
     page.goto(page.evaluate("location.href").replace(f"step={url_step(page)}", f"step={step_at('numbers =')}"))
     page.wait_for_selector(".unit.current")
-    page.keyboard.press("A")
+    assert "reveal=1" in page.evaluate("location.href")  # the mode is in the URL, so the new page keeps it
+    assert page.locator("#reveal-button").get_attribute("aria-pressed") == "true"
     assert later.is_visible()
     page.keyboard.press("h")
     assert not later.is_visible()
@@ -306,7 +307,8 @@ def test_table_of_contents_and_progress(page, site):
     assert "here" in toc.nth(2).get_attribute("class")
     width = page.evaluate("parseFloat(document.getElementById('bar').style.width)")
     assert 0 < width < 100
-    assert page.locator("#counter").inner_text() == f"step {url_step(page)} / {len(DEMO['steps']) - 1}"
+    # Counted from 1, as the list of lectures counts ("37 steps"); the URL keeps the step's index.
+    assert page.locator("#counter").inner_text() == f"step {url_step(page) + 1} of {len(DEMO['steps'])}"
 
 
 def test_g_returns_to_the_index(page, site):

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.browser
 def bad_traces() -> dict[str, str]:
     good = demo_trace()
     text = json.dumps(good)
-    wrong_version = dict(good, version=2)
+    wrong_version = dict(good, version=3)
     wrong_format = dict(good, format="something-else")
     bad_step = json.loads(text)
     bad_step["steps"][3] = [0, 9999]
@@ -47,7 +47,7 @@ def site(tmp_path_factory):
 
 @pytest.mark.parametrize("name, expected", [
     ("truncated", "not valid JSON"),
-    ("wrong_version", "version 2, but this viewer reads version 1"),
+    ("wrong_version", "version 3, but this viewer reads versions 1 and 2"),
     ("wrong_format", 'not a cs336-lectures trace: its format is "something-else"'),
     ("bad_step", "steps[3] points at line 9999"),
     ("not_a_trace", "not a trace object"),

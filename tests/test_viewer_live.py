@@ -100,6 +100,11 @@ def current_line(page) -> int:
     return int(page.locator(".code .line.current").first.get_attribute("data-line"))
 
 
+def editor_line(page) -> int:
+    """The 1-based line of the editor's cursor."""
+    return page.locator(".ce-text").evaluate("(area) => area.value.slice(0, area.selectionStart).split('\\n').length")
+
+
 def open_at_total_line(page, live: LiveServer) -> None:
     page.goto(f"{live.url}&trace=live_lecture")
     page.wait_for_selector(".code .line.current", state="attached")
@@ -141,7 +146,12 @@ def test_edit_and_retrace_through_the_page_keeps_the_reader_in_place(page, live)
     status = page.locator(".cs336-live-status")
     status.filter(has_text=re.compile("syntax", re.I)).wait_for(timeout=120_000)
     assert "last good trace" in status.inner_text()
-    page.get_by_text(re.compile("failed; showing the last good trace")).first.wait_for()
+    banner = page.locator(".retrace-failure")
+    banner.filter(has_text="Re-tracing live_lecture failed").wait_for()
+    # No trace to open for a syntax error, but the line it names can be edited.
+    syntax_line = edited.count("\n", 0, edited.index('text("The end")')) + 2
+    assert banner.locator(".rf-edit").inner_text() == f"edit line {syntax_line}"
+    assert banner.locator(".rf-show").count() == 0
     assert page.get_by_text("Second version of the lecture", exact=True).count() >= 1
     assert live.trace.read_bytes() == good_trace
     assert current_line(page) == TOTAL_LINE
@@ -191,3 +201,109 @@ def test_server_refuses_without_token_and_with_a_foreign_host(page, live):
     response = connection.getresponse()
     assert response.status == 403 and "not this server" in json.loads(response.read())["error"]
     connection.close()
+
+
+def test_a_failed_retrace_is_one_line_with_the_way_to_its_failing_step(page, live):
+    assert any(line.startswith("    Open http://127.0.0.1:") for line in live.output)  # the URL stands out at start-up
+    problems = []
+    page.on("pageerror", lambda error: problems.append(str(error)))
+    open_at_total_line(page, live)
+    good_trace = live.trace.read_bytes()
+    live.lecture.write_text(LECTURE.replace("len(greeting) + 1", "len(greeting) / 0"))
+    banner = page.locator(".retrace-failure")
+    banner.locator(".rf-show").wait_for(timeout=120_000)
+    # One compact line, the traceback folded away until asked for.
+    assert banner.locator(".rf-summary").inner_text().startswith("Re-tracing live_lecture failed: ZeroDivisionError")
+    assert banner.locator(".rf-summary").bounding_box()["height"] < 30
+    assert not banner.locator(".rf-traceback").is_visible()
+    assert banner.bounding_box()["height"] < 45  # everything on one line at 1280 px
+    banner.locator(".rf-toggle").click()
+    assert "ZeroDivisionError" in banner.locator(".rf-traceback").inner_text()
+    assert banner.locator(".rf-show").inner_text() == f"go to line {TOTAL_LINE}"
+    assert banner.locator(".rf-edit").inner_text() == f"edit line {TOTAL_LINE}"
+    assert live.trace.read_bytes() == good_trace  # the good trace stays; the failed run is kept beside it
+
+    # The list of lectures marks the lecture whose file fails now; from there, "edit line"
+    # opens the lecture with the editor at the failing line of the file as it is on disk.
+    page.locator("#home").click()
+    card = page.locator(".trace-card", has_text="live_lecture")
+    card.locator(".badge-failing").wait_for()
+    assert "ZeroDivisionError" in card.inner_text()
+    banner.locator(".rf-edit").click()
+    editor = page.locator(".cs336-live-text")
+    editor.wait_for(state="visible")
+    assert "trace=live_lecture" in page.evaluate("location.href")
+    assert "len(greeting) / 0" in editor.input_value()
+    assert editor_line(page) == TOTAL_LINE
+    editor.press("Escape")
+    page.locator(".cs336-live-editor").wait_for(state="hidden")
+
+    # The failed run opens at its error step, showing the current code and the error.
+    banner.locator(".rf-show").click()
+    page.locator(".step-output .error").wait_for()
+    assert "trace=live_lecture.failed" in page.evaluate("location.href")
+    assert current_line(page) == TOTAL_LINE
+    assert "len(greeting) / 0" in page.locator(".code .line.current").inner_text()
+    assert "ZeroDivisionError" in page.locator(".step-output .error").inner_text()
+    assert "(failed run)" in page.locator("#title").inner_text()
+    assert banner.locator(".rf-back").is_visible()
+
+    # Dismissed, it goes; the fix brings the good trace back everywhere.
+    banner.locator(".rf-close").click()
+    assert not banner.is_visible()
+    live.lecture.write_text(LECTURE)
+    page.wait_for_function("() => new URL(location.href).searchParams.get('trace') === 'live_lecture'", timeout=120_000)
+    page.locator(".code .unit.current").wait_for()
+    assert not banner.is_visible()
+    assert not live.trace.with_name("live_lecture.failed.json").exists()
+    assert problems == []
+
+
+def test_the_editor_is_a_pane_under_the_code_with_line_numbers(page, live):
+    open_at_total_line(page, live)
+    page.keyboard.press("e")
+    editor = page.locator(".cs336-live-text")
+    editor.wait_for(state="visible")
+    # It opens at the reader's line, which it marks; the code and the values stay in sight.
+    assert editor_line(page) == TOTAL_LINE
+    numbers = page.locator(".ce-numbers").inner_text().split()
+    assert numbers[:3] == ["1", "2", "3"] and len(numbers) == len(LECTURE.split("\n"))
+    mark = page.locator(".ce-current").bounding_box()
+    box = editor.bounding_box()
+    line_height = 20
+    assert abs(mark["y"] - (box["y"] + 8 + (TOTAL_LINE - 1) * line_height - page.evaluate("document.querySelector('.ce-text').scrollTop"))) < 2
+    assert page.locator("#env").is_visible() and page.locator(".env-row[data-name=total]").is_visible()
+    assert page.locator("#code").is_visible()
+    assert page.locator("#code").bounding_box()["y"] < box["y"]  # the code above, the editor below
+    # Tab indents the selected lines, Shift+Tab takes them back; Enter keeps the indentation.
+    editor.press("Home")
+    editor.press("Shift+ArrowDown")
+    editor.press("Tab")
+    lines = editor.input_value().split("\n")
+    assert lines[TOTAL_LINE - 1].startswith("        total")
+    editor.press("Shift+Tab")
+    assert editor.input_value() == LECTURE
+    editor.press("End")
+    editor.press("Enter")
+    assert editor.input_value().split("\n")[TOTAL_LINE] == "    "
+    editor.press("Control+z")
+    assert editor.input_value() == LECTURE  # the browser's undo still works
+    editor.press("Escape")
+    page.locator(".cs336-live-editor").wait_for(state="hidden")
+
+
+def test_without_the_token_edit_is_not_offered_and_e_says_how(browser, live):
+    context = browser.new_context()  # a new tab: no token in its sessionStorage
+    page = context.new_page()
+    try:
+        page.goto(f"http://127.0.0.1:{live.port}/?trace=live_lecture")
+        page.wait_for_selector(".code .line.current", state="attached")
+        page.wait_for_function("() => document.documentElement.classList.contains('cs336-live')")
+        assert not page.locator(".cs336-live-edit").is_visible()
+        page.keyboard.press("e")
+        message = page.locator("#message")
+        message.filter(has_text="token").wait_for()
+        assert "?token=" in message.inner_text() and "cs336-lectures serve" in message.inner_text()
+        assert not page.locator(".cs336-live-editor").is_visible()
+    finally:
+        context.close()

@@ -20,11 +20,19 @@ CASES = [
     ("it's", "'it\\'s'"),
     ({"t": "float", "v": 2}, "2.0"),
     ({"t": "float", "v": 0.1}, "0.1"),
-    ({"t": "float", "v": 1e20}, "1e+20"),
+    ({"t": "float", "v": 1e20}, "1e20"),
+    ({"t": "float", "v": 1800000000000.0}, "1.8e12"),
+    ({"t": "float", "v": 0.3076923076923077}, "0.3077"),
+    ({"t": "float", "v": 52219.61}, "52,219.6"),
+    ({"t": "float", "v": -2.5e-07}, "-2.5e-7"),
+    (1800000, "1,800,000"),
     ({"t": "float", "v": "nan"}, "nan"),
-    ({"t": "int", "v": "123456789012345678901234567890"}, "123456789012345678901234567890"),
+    ({"t": "int", "v": "123456789012345678901234567890"}, "123,456,789,012,345,678,901,234,567,890"),
     ({"t": "str", "v": "abc", "len": 5000}, "'abc' … (5,000 characters)"),
     ({"t": "bytes", "v": "b'\\x00hi'", "len": 3}, "b'\\x00hi' (3 bytes)"),
+    ({"t": "bytes", "v": "b'a'", "len": 1}, "b'a' (1 byte)"),
+    ({"t": "str", "v": "", "len": 1}, "'' … (1 character)"),
+    ({"t": "list", "items": [1, 2, 3], "len": 1001}, "[1, 2, 3, … 998 more]"),
     ({"t": "tuple", "items": [1]}, "(1,)"),
     ({"t": "set", "items": [1, 2]}, "{1, 2}"),
     ({"t": "list", "items": [1, 2, 3], "len": 1000}, "[1, 2, 3, … 997 more]"),
@@ -36,15 +44,18 @@ CASES = [
     ({"t": "object", "cls": "Bad", "repr": None, "error": "boom"}, "<Bad> (repr failed: boom)"),
     ({"t": "truncated", "cls": "list", "repr": "[[...]]"}, "[[...]]"),
     ({"t": "finfo", "dtype": "float16", "bits": 16, "max": 65504, "min": -65504, "eps": 0.0009765625,
-      "tiny": 6.103515625e-05, "resolution": 0.001}, "finfo(float16)bits16min-65504.0max65504.0eps0.0009765625tiny6.103515625e-05resolution0.001"),
+      "tiny": 6.103515625e-05, "resolution": 0.001}, "finfo(float16)bits16min-65,504.0max65,504.0eps0.0009766tiny6.104e-5resolution0.001"),
     ({"t": "iinfo", "dtype": "int8", "bits": 8, "max": 127, "min": -128}, "iinfo(int8)bits8min-128max127"),
     (tensor([], 3.5), "[] float32 cpu3.5"),
-    (tensor([], 52219.61), "[] float32 cpu52219.61"),
-    (tensor([2], [True, False], dtype="bool"), "[2] bool cpuTrueFalse"),
+    (tensor([], 52219.61), "[] float32 cpu52,219.6"),
+    (tensor([3], [1800000, 2, 3], dtype="int64"), "[3] int64 cpu01,800,0001223"),
+    (tensor([2], [True, False], dtype="bool"), "[2] bool cpu0True1False"),
+    (tensor([2, 2], [[0.3076923076923077, 1e12], [2.0, -0.5]]), "[2, 2] float32 cpu0.30771e122.-0.5"),
     (tensor([2, 1, 2], [[[1.0, 2.0]], [[3.0, 4.0]]]), "[2, 1, 2] float32 cpu[0, :, :]1.2.[1, :, :]3.4."),
     (tensor([2, 1, 2], [[[1, 2]], [[3, 4]]], dtype="int64"), "[2, 1, 2] int64 cpu[0, :, :]12[1, :, :]34"),
     ({**BIG, "dtype": "int64", "preview": [1] * 64, "min": -3, "max": 7, "mean": 2.5, "requires_grad": False,
-      "contiguous": True}, "[100, 100] int64 cuda:010,000 elements" + "1" * 64 + "first 64 of 10,000 elements · min -3 · max 7 · mean 2.5"),
+      "contiguous": True}, "[100, 100] int64 cuda:010,000 elements" + "".join(f"{i}1" for i in range(64))
+     + "first 64 of 10,000 elements (flattened) · min -3 · max 7 · mean 2.5"),
 ]
 
 
@@ -76,14 +87,54 @@ def test_big_tensor_opens_to_a_preview_with_statistics(page, site):
     assert probe.locator(".v-tensor-head").inner_text() == head
     assert not probe.locator(".v-matrix").is_visible()
     probe.locator("summary").click()
-    assert probe.locator(".v-matrix td").count() == 64
-    assert "first 64 of 10,000 elements · min -1.25 · max 2.5 · mean 0." in probe.inner_text()
+    assert probe.locator(".v-vector .v-el").count() == 64
+    assert "first 64 of 10,000 elements (flattened) · min -1.25 · max 2.5 · mean 0." in probe.inner_text()
 
 
-def test_long_vectors_wrap_into_rows(page, site):
+def test_one_dimensional_tensors_are_one_wrapping_row_with_index_labels(page, site):
     page.goto(site.url + "index.html")
-    rows = page.evaluate("""async (value) => {
+    page.set_viewport_size({"width": 320, "height": 600})
+    cells = page.evaluate("""async (value) => {
         const { renderValue } = await import('./js/values.js');
-        return Array.from(renderValue(value).querySelectorAll('tr'), (tr) => tr.textContent);
-    }""", tensor([12], [float(i) for i in range(12)]))
-    assert rows == ["0.1.2.3.4.5.6.7.", "8.9.10.11."]
+        const node = renderValue(value);
+        node.style.width = '300px';
+        document.body.append(node);
+        return Array.from(node.querySelectorAll('.v-el'), (cell) => ({
+            index: cell.querySelector('.v-index').textContent, text: cell.lastChild.textContent,
+            top: Math.round(cell.getBoundingClientRect().top) }));
+    }""", tensor([36], [float(i) / 3 for i in range(36)]))
+    assert [cell["index"] for cell in cells] == [str(i) for i in range(36)]
+    assert cells[1]["text"] == "0.3333" and cells[3]["text"] == "1."
+    rows = sorted({cell["top"] for cell in cells})
+    assert len(rows) > 1  # it wraps at the panel's width...
+    assert page.locator(".v-tensor table").count() == 0  # ...as one row of cells, not a table that looks 2-d
+
+
+def test_exact_values_on_hover_and_for_copying(page, site):
+    page.goto(site.url + "index.html")
+    result = page.evaluate("""async (values) => {
+        const { renderValue, exactText } = await import('./js/values.js');
+        return values.map((value) => {
+            const node = renderValue(value);
+            return { titles: Array.from(node.querySelectorAll('[title]'), (n) => n.title).concat(node.title ? [node.title] : []),
+                     exact: exactText(value) };
+        });
+    }""", [{"t": "float", "v": 0.3076923076923077},
+           {"t": "dict", "items": [["d", 1800000], ["p", {"t": "float", "v": 1e-07}]]},
+           tensor([2], [0.1234567, 1e12])])
+    assert result[0] == {"titles": ["0.3076923076923077"], "exact": "0.3076923076923077"}
+    assert result[1]["exact"] == "{'d': 1800000, 'p': 1e-07}"
+    assert "1800000" in result[1]["titles"]
+    assert result[2]["titles"] == ["0.1234567", "1000000000000.0"]
+    assert result[2]["exact"] == "tensor([0.1234567, 1000000000000.0], shape=(2,), dtype=float32)"
+
+
+def test_counts_of_one_are_singular(page, site):
+    page.goto(site.url + "index.html")
+    summaries = page.evaluate("""async (values) => {
+        const { renderValue } = await import('./js/values.js');
+        return values.map((value) => renderValue(value).querySelector('summary').textContent);
+    }""", [{"t": "dict", "items": [["a", {"t": "list", "items": list(range(9))}]]},
+           {"t": "list", "items": [{"t": "list", "items": [1, 2]}]},
+           {"t": "dataclass", "cls": "Config", "fields": [["layers", {"t": "list", "items": list(range(9))}]]}])
+    assert summaries == ["dict with 1 item", "list of 1 item […]", "Config with 1 field"]

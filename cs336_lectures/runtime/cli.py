@@ -28,6 +28,7 @@ DEFAULT_MAX_STEPS = 10_000_000  # about 1.5 GB while tracing; a real lecture tak
 DELEGATED = {  # subcommand -> (module defining add_arguments(parser) and run(args), summary)
     "serve": ("cs336_lectures.runtime.server", "serve the viewer and traces; re-trace lectures when they change"),
     "build": ("cs336_lectures.runtime.site", "export the viewer and traces as a static site"),
+    "import": ("cs336_lectures.runtime.course_import", "convert traces published by the Stanford course into ours"),
 }
 
 TRACE_DESCRIPTION = """\
@@ -125,6 +126,7 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
 
 def trace(args: argparse.Namespace, argv: list[str]) -> int:
     """`cs336-lectures trace`: trace each lecture in turn; returns the exit status."""
+    from cs336_lectures.runtime.course_import import refuse_to_replace_course_trace
     from cs336_lectures.runtime.tracer import LectureError, trace_lecture, trace_title
 
     output_dir = Path(args.output)
@@ -134,6 +136,10 @@ def trace(args: argparse.Namespace, argv: list[str]) -> int:
         if writers.setdefault(title, file) != file:
             print(f"{PROG}: error: {writers[title]} and {file} would both write {output_dir / title}.json",
                   file=sys.stderr)
+            return 2
+        refusal = refuse_to_replace_course_trace(output_dir / f"{title}.json", "-o")
+        if refusal:  # a clone of the Stanford course keeps its published traces in var/traces
+            print(f"{PROG}: error: {refusal}", file=sys.stderr)
             return 2
     status = 0
     for file in args.files:

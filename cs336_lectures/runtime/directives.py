@@ -14,6 +14,7 @@ on a decorator line applies to the decorators and the `def` or `class` line belo
 from __future__ import annotations
 
 import io
+import re
 import tokenize
 import unicodedata
 import warnings
@@ -50,10 +51,12 @@ class Directive:
         )
 
 
-def parse_directives(source: str, filename: str = "<lecture>") -> dict[int, Directive]:
+def parse_directives(source: str, filename: str = "<lecture>", lenient: bool = False) -> dict[int, Directive]:
     """Map each 1-based line number carrying (or covered by) a directive to its Directive.
 
     Unknown directives and malformed arguments give a DirectiveWarning naming filename:line.
+    `lenient` reads comments the way the Stanford course's lectures write them (see
+    `_parse_course_comment`), silently.
     """
     by_line: dict[int, Directive] = {}
     statement_lines: list[int] = []  # physical lines of the logical line being read
@@ -84,7 +87,8 @@ def parse_directives(source: str, filename: str = "<lecture>") -> dict[int, Dire
         for token in tokens:
             kind, start_line, end_line = token.type, token.start[0], token.end[0]
             if kind == tokenize.COMMENT:
-                directive = _parse_comment(token.string, filename, start_line)
+                directive = (_parse_course_comment(token.string) if lenient
+                             else _parse_comment(token.string, filename, start_line))
                 if directive is not None and statement_lines:
                     pending.append(directive)
                 elif directive is not None:  # a comment on a line of its own
@@ -162,3 +166,26 @@ def _check_has_names(directive: str | None, arguments: int, filename: str, line:
 
 def _warn(message: str, filename: str, line: int) -> None:
     warnings.warn_explicit(message, DirectiveWarning, filename, line)
+
+
+# The course's form: `@inspect NAME` (one name each) and `@stepover` anywhere in a comment, after
+# prose or repeated (`# 4x8 zeros @inspect x`, `# @inspect x, @inspect y`); other `@` words are prose.
+COURSE_DIRECTIVE = re.compile(r"@(?:(inspect|clear)\s+(\w+)|(stepover|hide))\b")
+
+
+def _parse_course_comment(comment: str) -> Directive | None:
+    """A comment of a course lecture, which never warns: an `@` there may be plain prose."""
+    inspect: list[tuple[str, tuple[str, ...]]] = []
+    clear: list[str] = []
+    flags: set[str] = set()
+    for match in COURSE_DIRECTIVE.finditer(comment):
+        kind, name, flag = match.groups()
+        if flag:
+            flags.add(flag)
+        elif kind == "inspect" and all(known != name for known, _ in inspect):
+            inspect.append((name, (unicodedata.normalize("NFKC", name),)))
+        elif kind == "clear" and name not in clear:
+            clear.append(name)
+    if not (inspect or clear or flags):
+        return None
+    return Directive(tuple(inspect), tuple(clear), "stepover" in flags, "hide" in flags)

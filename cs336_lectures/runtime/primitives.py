@@ -15,6 +15,8 @@ mistake shows up the same in both.
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import functools
 import inspect
 import io
@@ -27,13 +29,13 @@ import types
 from dataclasses import dataclass
 from datetime import date as Date
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from typing import Any, Iterator, Protocol, Sequence
 from urllib.parse import urlsplit
 
 from cs336_lectures.runtime.assets import AssetStore, sniff_image_suffix
 from cs336_lectures.runtime.rendering import render_markdown, render_verbatim
 
-__all__ = ["Recorder", "Reference", "active_recorder", "image", "link", "plot", "set_recorder", "text"]
+__all__ = ["Recorder", "Reference", "active_recorder", "image", "link", "plot", "set_recorder", "solution", "text"]
 
 LINK_SCHEMES = ("http", "https", "mailto", "ftp")
 CSS_PROPERTY = re.compile(r"--[A-Za-z0-9_-]+|-?[A-Za-z][A-Za-z0-9-]*")
@@ -52,6 +54,12 @@ class Recorder(Protocol):
 
     def file_index(self, path: str) -> int:
         """The index of source file `path` in the trace's files, adding it if needed."""
+
+    def open_solution(self, path: str, first_line: int, last_line: int) -> int:
+        """Start a solution block over lines first_line..last_line of `path`; returns its id."""
+
+    def close_solution(self, solution: int) -> None:
+        """End solution block `solution`: the steps recorded since it opened belong to it."""
 
 
 _recorder: Recorder | None = None
@@ -85,9 +93,11 @@ class Reference:
     date: str | None = None
     organization: str | None = None
     description: str | None = None
+    notes: str | None = None
 
     def __post_init__(self) -> None:
-        _external_link(self.title, self.url, self.authors, self.date, self.organization, self.description)
+        _external_link(self.title, self.url, self.authors, self.date, self.organization, self.description,
+                       self.notes)
 
 
 # ---------------------------------------------------------------- text
@@ -132,8 +142,9 @@ def _check_style(style: dict[str, str] | None) -> dict[str, str] | None:
 # ---------------------------------------------------------------- image
 
 
-def image(path_or_url: str | os.PathLike, width: int | float | str | None = None) -> None:
+def image(path_or_url: str | os.PathLike, width: int | float | str | None = None, *, alt: str | None = None) -> None:
     """Show an image from a local file or a URL; one that cannot be had shows as a placeholder.
+    `alt` describes it (default: its file name).
 
     >>> image("images/bpe-merges.png", width=400)
     >>> image("https://example.org/figure.png", width="50%")
@@ -146,7 +157,9 @@ def image(path_or_url: str | os.PathLike, width: int | float | str | None = None
         return
     url = urlsplit(source)
     is_url = url.scheme.lower() in ("http", "https")
-    alt = Path(url.path if is_url else source).name or source
+    if alt is not None and not isinstance(alt, str):
+        raise TypeError(f"image(): alt must be a string, not {type(alt).__name__}")
+    alt = alt or Path(url.path if is_url else source).name or source
     rendering: dict[str, Any] = {"type": "image", "src": None, "alt": alt}
     if width is not None:
         rendering["width"] = width
@@ -208,8 +221,10 @@ def link(
     date: str | Date | None = None,
     organization: str | None = None,
     description: str | None = None,
+    notes: str | None = None,
 ) -> None:
     """Show a link: to a Reference, a URL, or (for a function or class) to its source code.
+    `notes` says what to remember about the work (shown with its description).
 
     >>> link("https://arxiv.org/abs/1508.07909")
     >>> link(title="GPT-2", url="https://openai.com/blog/better-language-models/", organization="OpenAI")
@@ -224,18 +239,21 @@ def link(
             date if date is not None else arg.date,
             organization if organization is not None else arg.organization,
             description if description is not None else arg.description,
+            notes if notes is not None else arg.notes,
         )
     elif isinstance(arg, str):
         if url is not None:
             raise ValueError("link(): give the URL either as the first argument or as url=, not both")
-        rendering = _external_link(title if title is not None else arg, arg, authors, date, organization, description)
+        rendering = _external_link(title if title is not None else arg, arg, authors, date, organization, description,
+                                   notes)
     elif arg is None:
         if url is None:
             raise TypeError("link() needs a URL, a Reference, or a function or class (or url=...)")
-        rendering = _external_link(title if title is not None else url, url, authors, date, organization, description)
+        rendering = _external_link(title if title is not None else url, url, authors, date, organization, description,
+                                   notes)
     elif _is_code(arg):
-        if url is not None or authors or date or organization or description:
-            raise ValueError("link(): a link to code takes only title=, not url/authors/date/organization/description")
+        if url is not None or authors or date or organization or description or notes:
+            raise ValueError("link(): a link to code takes only title=, not url/authors/date/organization/description/notes")
         if title is not None and not isinstance(title, str):
             raise TypeError(f"link(): title must be a string, not {type(title).__name__}")
         # Looked up even without a recorder: code with no Python source fails the same way in both.
@@ -251,7 +269,7 @@ def link(
         _recorder.add_rendering(rendering)
 
 
-def _external_link(title, url, authors, date, organization, description) -> dict[str, Any]:
+def _external_link(title, url, authors, date, organization, description, notes) -> dict[str, Any]:
     """The rendering of an external link, checking every field."""
     if not isinstance(url, str):
         raise TypeError(f"link: url must be a string, not {type(url).__name__}")
@@ -269,7 +287,7 @@ def _external_link(title, url, authors, date, organization, description) -> dict
         rendering["authors"] = list(authors)
     if isinstance(date, Date):
         date = date.isoformat()
-    for key, value in (("date", date), ("organization", organization), ("description", description)):
+    for key, value in (("date", date), ("organization", organization), ("description", description), ("notes", notes)):
         if value is not None:
             if not isinstance(value, str):
                 raise TypeError(f"link: {key} must be a string, not {type(value).__name__}")
@@ -385,3 +403,55 @@ def _figure_title(figure: Any) -> str:
         if axes.get_title():
             return axes.get_title()
     return "plot"
+
+
+# ---------------------------------------------------------------- solution
+
+
+@contextlib.contextmanager
+def solution() -> Iterator[None]:
+    """Mark the body of a `with` block as the worked answer to an exercise: the viewer keeps its
+    renderings and values folded under "Show solution" until the student asks, or steps into it.
+
+    >>> text("How many merges until the word is one token?")
+    >>> with solution():
+    ...     params = train_simple_bpe(string, num_merges=8)
+    ...     text(f"At merge {merge_number}.")
+    """
+    caller = sys._getframe(2)  # past contextmanager's __enter__
+    first_line, last_line = _with_body_lines(caller.f_code.co_filename, caller.f_lineno)
+    if _recorder is None:
+        yield
+        return
+    handle = _recorder.open_solution(caller.f_code.co_filename, first_line, last_line)
+    try:
+        yield
+    finally:
+        _recorder.close_solution(handle)
+
+
+def _with_body_lines(path: str, line: int) -> tuple[int, int]:
+    """(first, last) line of the body of the `with solution():` statement running at `line` of `path`."""
+    statement = _with_statements(path).get(line)
+    if statement is None:
+        raise RuntimeError(f"solution() must be used as `with solution():` in a source file ({path}:{line})")
+    return statement
+
+
+def _with_statements(path: str) -> dict[int, tuple[int, int]]:
+    """For each line a `with` statement's header spans in `path`: its body's first and last lines.
+
+    Parsed afresh on each call (a few milliseconds): the server re-traces a lecture after every save.
+    """
+    try:
+        with tokenize.open(path) as file:
+            tree = ast.parse(file.read(), path)
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return {}
+    spans: dict[int, tuple[int, int]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.With, ast.AsyncWith)):
+            body = (node.body[0].lineno, max(statement.end_lineno or statement.lineno for statement in node.body))
+            for header_line in range(node.lineno, node.body[0].lineno):
+                spans.setdefault(header_line, body)
+    return spans

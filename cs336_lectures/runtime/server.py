@@ -44,7 +44,7 @@ from typing import Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from cs336_lectures.runtime.atomic import write_bytes_atomically
-from cs336_lectures.runtime.site import DEFAULT_TRACES, INDEX_NAME, VIEWER_DIR, build_index
+from cs336_lectures.runtime.site import DEFAULT_TRACES, FAILED_SUFFIX, INDEX_NAME, VIEWER_DIR, build_index
 
 TOKEN_HEADER = "X-CS336-Token"
 # On every response, so the viewer can tell this server from a static host without asking a
@@ -246,12 +246,18 @@ class Retracer:
             header = trace["header"]
             if returncode == 0 and header.get("status") == "ok":
                 self._install(staging, produced)
+                (self.traces_dir / f"{lecture.name}{FAILED_SUFFIX}").unlink(missing_ok=True)
                 elapsed = time.monotonic() - started
                 return {"state": "ok", "message": f"traced {header.get('num_steps', '?')} steps in {elapsed:.1f} s"}
             outcome = {"state": "error", "message": _failure_message(trace, stderr, returncode)}
             if not self._has_good_trace(lecture):
                 self._install(staging, produced)
                 outcome["installed"] = True
+                outcome["failed_trace"] = lecture.name
+            else:
+                # Kept beside the good trace (and out of the index) so the viewer can open it at its error.
+                self._install(staging, produced, f"{lecture.name}{FAILED_SUFFIX}")
+                outcome["failed_trace"] = f"{lecture.name}{FAILED_SUFFIX}".removesuffix(".json")
             return outcome
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -278,14 +284,14 @@ class Retracer:
         trace = _read_trace(self.traces_dir / f"{lecture.name}.json")
         return trace is not None and trace["header"].get("status") == "ok"
 
-    def _install(self, staging: Path, produced: Path) -> None:
-        """Assets first (content-addressed, so overwriting is harmless), then the trace."""
+    def _install(self, staging: Path, produced: Path, name: str | None = None) -> None:
+        """Assets first (content-addressed, so overwriting is harmless), then the trace (as `name`)."""
         assets = staging / "assets"
         if assets.is_dir():
             (self.traces_dir / "assets").mkdir(exist_ok=True)
             for asset in assets.iterdir():
                 os.replace(asset, self.traces_dir / "assets" / asset.name)
-        os.replace(produced, self.traces_dir / produced.name)
+        os.replace(produced, self.traces_dir / (name or produced.name))
 
     def close(self) -> None:
         self.closed.set()
@@ -305,6 +311,16 @@ def _read_trace(path: Path) -> dict | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and isinstance(data.get("header"), dict) else None
+
+
+def _mark_failing(index: dict, latest: dict[str, dict]) -> dict:
+    """Mark the lectures whose file on disk currently fails to trace (their last re-trace failed
+    while an older good trace stays), with the first line of why."""
+    for entry in index["traces"]:
+        event = latest.get(entry["name"])
+        if event and event.get("state") == "error" and not event.get("installed"):
+            entry["failing"] = str(event.get("message") or "the re-trace failed").splitlines()[0]
+    return index
 
 
 def _failure_message(trace: dict, stderr: str, returncode: int) -> str:
@@ -523,7 +539,7 @@ class RequestHandler(BaseHTTPRequestHandler):
         elif path.startswith("/api/"):
             raise Refused(HTTPStatus.NOT_FOUND, "no such API")
         elif path == f"/traces/{INDEX_NAME}":
-            self._send_json(build_index(server.traces_dir), head=head)
+            self._send_json(_mark_failing(build_index(server.traces_dir), server.hub.latest), head=head)
         elif path.startswith("/traces/"):
             self._send_file(contained_file(server.traces_dir, path[len("/traces/"):]), head)
         else:
@@ -698,6 +714,13 @@ def run(args: argparse.Namespace) -> int:
     if not (VIEWER_DIR / "index.html").is_file():
         print(f"cs336-lectures: error: the viewer is missing ({VIEWER_DIR}/index.html)", file=sys.stderr)
         return 2
+    from cs336_lectures.runtime.course_import import refuse_to_replace_course_trace
+
+    for path in args.lectures:  # a clone of the Stanford course keeps its published traces in var/traces
+        refusal = refuse_to_replace_course_trace(Path(args.traces) / f"{Path(path).stem}.json", "--traces")
+        if refusal:
+            print(f"cs336-lectures: error: {refusal}", file=sys.stderr)
+            return 2
     try:
         server = LectureServer([Path(path) for path in args.lectures], Path(args.traces), host=args.host,
                                port=args.port, max_steps=args.max_steps, timeout=args.timeout,
@@ -709,7 +732,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"cs336-lectures: error: cannot listen on {args.host}:{args.port}: {error.strerror or error}", file=sys.stderr)
         return 1
     try:
-        _say(f"cs336-lectures: serving {server.traces_dir} at {server.url}")
+        # The one line a newcomer needs, set apart so it is not lost among the others.
+        _say(f"cs336-lectures: serving {server.traces_dir}\n\n    Open {server.url}\n")
         if args.host not in ("127.0.0.1", "localhost", "::1"):
             _say(f"cs336-lectures: warning: listening on {args.host}; anyone who can reach it and has the token can run code")
         for lecture in server.lectures.values():

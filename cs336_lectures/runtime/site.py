@@ -25,12 +25,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from cs336_lectures.runtime.trace_format import FORMAT, VERSION
+from cs336_lectures.runtime.trace_format import FORMAT, READABLE_VERSIONS
 
 VIEWER_DIR = Path(__file__).resolve().parents[2] / "viewer"
 VIEWER_PARTS = ("index.html", "css", "js")
 DEFAULT_TRACES = Path("var/traces")
 INDEX_NAME = "index.json"
+FAILED_SUFFIX = ".failed.json"  # the server's copy of a failed re-trace, kept beside the good one
 
 # Header fields are small and come first in a trace, so reading this much almost always
 # finds the whole header without parsing a trace that may be tens of megabytes.
@@ -46,14 +47,14 @@ class SiteError(Exception):
 
 def trace_files(traces_dir: Path) -> list[Path]:
     """The trace files of a folder, by trace name (a lecture, then its sections): `*.json`
-    except the index and hidden temp files."""
+    except the index, hidden temp files and the server's failed re-traces."""
     if not traces_dir.is_dir():
         return []
     return sorted(
         (path
          for path in traces_dir.iterdir()
          if path.suffix == ".json" and path.name != INDEX_NAME and not path.name.startswith(".")
-         and path.is_file()),
+         and not path.name.endswith(FAILED_SUFFIX) and path.is_file()),
         key=lambda path: path.stem,
     )
 
@@ -61,10 +62,13 @@ def trace_files(traces_dir: Path) -> list[Path]:
 def _check_format(data: object, path: Path) -> dict:
     if not isinstance(data, dict):
         raise SiteError(f"{path}: not a trace (the JSON is not an object)")
+    if data.get("format") is None and "steps" in data and "files" in data:
+        raise SiteError(f"{path}: a trace in the Stanford course's format; convert it with `cs336-lectures import {path}`")
     if data.get("format") != FORMAT:
         raise SiteError(f"{path}: not a trace (format is {data.get('format')!r}, expected {FORMAT!r})")
-    if data.get("version") != VERSION:
-        raise SiteError(f"{path}: trace version {data.get('version')!r} is not supported (this build reads version {VERSION})")
+    if data.get("version") not in READABLE_VERSIONS:
+        raise SiteError(f"{path}: trace version {data.get('version')!r} is not supported "
+                        f"(this build reads versions {', '.join(map(str, READABLE_VERSIONS))})")
     header = data.get("header")
     if not isinstance(header, dict):
         raise SiteError(f"{path}: the trace has no header")
@@ -137,6 +141,9 @@ def index_entry(path: Path) -> dict:
     }
     if header.get("message"):
         entry["message"] = str(header["message"])
+    docstring = header.get("docstring")
+    if isinstance(docstring, str) and docstring.strip():
+        entry["summary"] = docstring.strip().splitlines()[0]  # the card's title and one-line summary
     return entry
 
 

@@ -20,7 +20,8 @@ from typing import Any
 from cs336_lectures.runtime.atomic import write_bytes_atomically
 
 FORMAT = "cs336-lectures-trace"
-VERSION = 1
+VERSION = 2  # the version written
+READABLE_VERSIONS = (1, 2)  # version 2 only adds optional fields, so version 1 still loads
 
 
 class TraceFormatError(ValueError):
@@ -60,12 +61,32 @@ class Step:
 
 
 @dataclass
+class Solution:
+    """A `with solution():` block: the lines of its body and the steps that ran inside it."""
+
+    file: str
+    first_line: int
+    last_line: int
+    steps: list[Step]
+
+    def values_of(self, name: str) -> list[Any]:
+        """Every value of `name` recorded inside the block, in execution order."""
+        return [step.values[name] for step in self.steps if name in step.values]
+
+    @property
+    def renderings(self) -> list[dict]:
+        """What text(), plot()... showed inside the block, in order."""
+        return [rendering for step in self.steps for rendering in step.renderings]
+
+
+@dataclass
 class Trace:
-    """A loaded trace: the header and files as written, and the steps expanded."""
+    """A loaded trace: the header and files as written, the steps expanded, and the solution blocks."""
 
     header: dict
     files: list[dict]
     steps: list[Step]
+    solutions: list[Solution] = field(default_factory=list)
 
     def inspected_names(self) -> list[str]:
         """Every name that has a recorded value, in order of first appearance."""
@@ -93,9 +114,10 @@ def load_trace(path: str | os.PathLike) -> Trace:
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         found = raw.get("format") if isinstance(raw, dict) else type(raw).__name__
         raise TraceFormatError(f"{path}: not a {FORMAT} file (format {found!r})")
-    if raw.get("version") != VERSION:
+    if raw.get("version") not in READABLE_VERSIONS:
         raise TraceFormatError(
-            f"{path}: trace version {raw.get('version')!r} is not supported (this reader knows version {VERSION})"
+            f"{path}: trace version {raw.get('version')!r} is not supported (this reader knows versions "
+            f"{', '.join(map(str, READABLE_VERSIONS))})"
         )
     try:
         _check_structure(raw)
@@ -105,7 +127,24 @@ def load_trace(path: str | os.PathLike) -> Trace:
     except (KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError, SyntaxError,
             MemoryError) as error:  # a value that decode() cannot read back
         raise TraceFormatError(f"{path}: malformed trace: a value cannot be decoded: {error!r:.200}") from None
-    return Trace(header=raw["header"], files=raw["files"], steps=steps)
+    try:
+        solutions = _solutions(raw, steps)
+    except (KeyError, IndexError, TypeError, ValueError) as error:
+        raise TraceFormatError(f"{path}: malformed trace: a solution block: {error!r:.200}") from None
+    return Trace(header=raw["header"], files=raw["files"], steps=steps, solutions=solutions)
+
+
+def _solutions(raw: dict, steps: list[Step]) -> list[Solution]:
+    """The trace's `with solution():` blocks (none in a version-1 trace)."""
+    solutions = []
+    for entry in raw.get("solutions", []):
+        first_line, last_line = entry["lines"]
+        first_step, last_step = entry["steps"]
+        if not (0 <= first_step <= last_step + 1 <= len(steps)):
+            raise ValueError(f"solution steps {entry['steps']} outside the trace's {len(steps)} steps")
+        solutions.append(Solution(file=raw["files"][entry["file"]]["path"], first_line=first_line,
+                                  last_line=last_line, steps=steps[first_step:last_step + 1]))
+    return solutions
 
 
 class _Malformed(Exception):

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
+from cs336_lectures.runtime import course_compat
 from cs336_lectures.runtime.directives import Directive, parse_directives
 from cs336_lectures.runtime.trace_format import FORMAT, VERSION, write_trace
 
@@ -100,7 +101,7 @@ class _Activation:
     """
 
     __slots__ = ("tracer", "steps", "call_id", "parent", "step", "directives", "default", "pending",
-                 "values", "callback")
+                 "values", "callback", "arguments")
 
     def __init__(self, tracer: Tracer, call_id: int, parent: _Activation | None, directives: dict,
                  values: dict):
@@ -134,6 +135,18 @@ class _Activation:
         elif event == "return":
             self.tracer.current = self.parent
         return self.callback
+
+    def enter(self, frame: types.FrameType, event: str, arg: Any):
+        """The local tracer until the first line of a call whose `def` line inspects arguments
+        (`def f(a, b):  # @inspect a b`): their values on entry go on that first step."""
+        self.callback = self.trace
+        result = self.trace(frame, event, arg)
+        if event == "line":
+            for name, path in self.arguments:
+                value = _lookup(frame, path)
+                if value is not _NOT_FOUND:
+                    self.tracer._record_value(self, name, value)
+        return result
 
     def dormant(self, frame: types.FrameType, event: str, arg: Any):
         """The local tracer of a generator frame resumed inside a @stepover line: ignores it all,
@@ -171,7 +184,8 @@ class Tracer:
             real = os.path.realpath(path)
             if real not in self._traced:
                 source = read_source(real)
-                self._traced[real] = source, parse_directives(source, _display_path(real))
+                lenient = course_compat.uses_course_runtime(source)  # the Stanford course's comment style
+                self._traced[real] = source, parse_directives(source, _display_path(real), lenient)
         if traced_paths:
             self.file_index(str(traced_paths[0]))  # the lecture is files[0]; modules join when they run
 
@@ -191,6 +205,8 @@ class Tracer:
         # to a growing string would be quadratic for a line that prints thousands of times.
         self._output: dict[tuple[int, str], list[str]] = {}
         self._output_left = MAX_OUTPUT
+        self.solutions: list[dict] = []  # `with solution():` blocks, in the order they opened
+        self._solution_headers: list[list | None] = []  # [call, line] of each block's `with` step
 
     # --- the Recorder protocol (primitives.py) ---------------------------------------------
 
@@ -211,10 +227,24 @@ class Tracer:
                 source = read_source(real)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    directives = parse_directives(source, shown)
+                    directives = parse_directives(source, shown, course_compat.uses_course_runtime(source))
             index = self._file_ids[real] = len(self.files)
             self.files.append(_File(shown, source, directives))
         return index
+
+    def open_solution(self, path: str, first_line: int, last_line: int) -> int:
+        # The block's steps are the ones recorded from now on: the `with` line's own step is before.
+        self.solutions.append({"file": self.file_index(path), "lines": [first_line, last_line],
+                               "steps": [len(self.steps), len(self.steps) - 1]})
+        self._solution_headers.append(self.steps[-1][:2] if self.steps else None)
+        return len(self.solutions) - 1
+
+    def close_solution(self, solution: int) -> None:
+        last = len(self.steps) - 1
+        # Leaving the block runs the `with` line once more: that step is not the solution's.
+        if last >= 0 and self.steps[last][:2] == self._solution_headers[solution]:
+            last -= 1
+        self.solutions[solution]["steps"][1] = last
 
     # --- running ---------------------------------------------------------------------------
 
@@ -333,6 +363,10 @@ class Tracer:
         activation = _Activation(self, call_id, parent, directives, values)
         if resumed is not None and resumed.step >= 0:  # the suspended line (yield, await) is still running
             activation.step, activation.pending, resumed.pending = resumed.step, resumed.pending, None
+        else:
+            activation.arguments = _inspected_arguments(frame.f_code, directives)
+            if activation.arguments:
+                activation.callback = activation.enter
         self.current = activation
         return activation.callback
 
@@ -508,7 +542,7 @@ class Tracer:
         """The trace as the JSON-able dict trace/README.md describes."""
         for (index, key), pieces in self._output.items():
             _extras(self.steps[index])[key] = "".join(pieces)
-        return self._trace_dict(header, self.steps, self.calls, self.functions, self.files)
+        return self._trace_dict(header, self.steps, self.calls, self.functions, self.files, self.solutions)
 
     def snapshot(self, header: dict) -> dict:
         """The trace so far, for another thread while the run goes on: it changes nothing of the
@@ -519,9 +553,13 @@ class Tracer:
             if index < len(steps):
                 step = steps[index]
                 steps[index] = [step[0], step[1], {**(step[2] if len(step) > 2 else {}), key: "".join(pieces)}]
-        return self._trace_dict(header, steps, calls, functions, files)
+        # A block closed after the steps were copied may end past them: cut it at the copy's end.
+        solutions = [{**entry, "steps": [min(entry["steps"][0], len(steps)), min(entry["steps"][1], len(steps) - 1)]}
+                     for entry in list(self.solutions)]
+        return self._trace_dict(header, steps, calls, functions, files, solutions)
 
-    def _trace_dict(self, header: dict, steps: list, calls: list, functions: list, files: list[_File]) -> dict:
+    def _trace_dict(self, header: dict, steps: list, calls: list, functions: list, files: list[_File],
+                    solutions: list[dict]) -> dict:
         from cs336_lectures.runtime.rendering import highlight_lines
 
         listed = []
@@ -535,8 +573,11 @@ class Tracer:
                 "hidden": sorted(line for line, directive in file.directives.items() if directive.hide),
             })
         header = {**header, "num_steps": len(steps)}
-        return {"format": FORMAT, "version": VERSION, "header": header, "files": listed,
-                "functions": functions, "calls": calls, "steps": steps}
+        trace = {"format": FORMAT, "version": VERSION, "header": header, "files": listed,
+                 "functions": functions, "calls": calls, "steps": steps}
+        if solutions:
+            trace["solutions"] = solutions
+        return trace
 
 
 class _StepWriter(io.TextIOBase):
@@ -585,6 +626,17 @@ def _extras(step: list) -> dict:
     if len(step) == 2:
         step.append({})
     return step[2]
+
+
+def _inspected_arguments(code: types.CodeType, directives: dict[int, Directive]) -> tuple:
+    """The (name, path) pairs that the `def` line of a function inspects among its parameters."""
+    directive = directives.get(code.co_firstlineno)
+    if directive is None or not directive.inspect or code.co_name.startswith("<"):
+        return ()  # most calls; a comprehension or lambda shares its line with other code
+    count = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & inspect.CO_VARARGS) \
+        + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    parameters = code.co_varnames[:count]
+    return tuple((name, path) for name, path in directive.inspect if path[0] in parameters)
 
 
 def _lookup(frame: types.FrameType, path: tuple[str, ...]) -> Any:
@@ -641,6 +693,17 @@ def _display_path(path: str) -> str:
 # --- tracing one lecture file ------------------------------------------------------------------
 
 
+MAX_DOCSTRING = 2000  # characters kept in the header: the list of lectures reads it from the file's start
+
+
+def _module_docstring(module: types.ModuleType) -> str | None:
+    """The lecture's docstring, dedented and bounded: the list of lectures shows its first line."""
+    doc = module.__doc__
+    if not isinstance(doc, str) or not doc.strip():
+        return None
+    return inspect.cleandoc(doc)[:MAX_DOCSTRING]
+
+
 def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
                   trace_modules: tuple[str, ...] = (), inspect_all: bool = False,
                   max_steps: int | None = None, timeout: float | None = None, seed: int = 0,
@@ -656,7 +719,8 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
     from cs336_lectures.runtime.assets import AssetStore
 
     with _progress_display(title, quiet) as on_progress:
-        with _lecture_module(path, as_main=entry == "<module>") as (module, load):
+        with _lecture_module(path, as_main=entry == "<module>") as (module, load), \
+                course_compat.installed_for(read_source(path)):
             # Looked up as the lecture's own imports are: with the lecture's folder on sys.path.
             traced = [path.resolve(), *_module_files(trace_modules)]
             assets = AssetStore(output_dir.absolute() / "assets", Path("var/files").absolute())  # the lecture may chdir
@@ -678,10 +742,13 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
             failure = tracer.run(run)
             if supervision is not None:
                 supervision.run_returned()
+            docstring = _module_docstring(module)
             if entry == "<module>" and _is_top_level_import_error(path, failure):
                 raise _import_failure(path, failure)  # as it is for a lecture with a main()
 
         header["elapsed_s"] = round(tracer.elapsed_s, 3)
+        if docstring:
+            header["docstring"] = docstring
         message = None
         if failure is not None:
             header["status"] = "error"

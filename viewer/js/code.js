@@ -12,9 +12,22 @@ import { NEVER, upper } from './trace.js';
 const CHUNK = 100; // units to a chunk
 const LINE_HEIGHT = 21.6; // px, a code line (13.5px font, line-height 1.6)
 const BLOCK_HEIGHT = 80; // px, a guess for a rendering block
+const DEF = /^\s*(async\s+def|def|class)\b/;
+const MAX_DECORATOR_LINES = 20; // lines searched from a function's first line (its decorators) to its `def`
 
-function lineHtml(number, html, cls = 'line') {
-  return `<div class="${cls}" data-line="${number}"><a class="no" data-line="${number}">${number}</a><span class="src">${html || ' '}</span></div>`;
+// A comment that is a directive (`# @inspect x`), as pygments marks comments: dimmed, since
+// it tells the tracer what to record and is not part of what the lecture says.
+const DIRECTIVE = /<span class="(tok-c1?)">(#\s*@)/g;
+
+/** A code line; `indent` (its leading spaces) sets the hanging indent of its wrapped parts. */
+function lineHtml(number, html, indent, cls = 'line') {
+  const style = indent ? ` style="--indent:${indent}ch"` : '';
+  const code = html ? html.replace(DIRECTIVE, '<span class="$1 directive">$2') : ' ';
+  return `<div class="${cls}" data-line="${number}"${style}><a class="no" data-line="${number}">${number}</a><span class="src">${code}</span></div>`;
+}
+
+function indentOf(text = '') {
+  return text.length - text.trimStart().length;
 }
 
 export class CodeView {
@@ -28,11 +41,13 @@ export class CodeView {
     this.current = null;
     this.output = null;
     this.build();
+    trace.solutions.decorate(this);
   }
 
   build() {
     const { trace, file } = this;
     const { html } = trace.files[file];
+    const source = trace.files[file].source.split('\n');
     const n = html.length;
     const heads = trace.heads[file];
     // Units go in chunks of CHUNK; layout skips the chunks off screen (content-visibility:
@@ -60,13 +75,13 @@ export class CodeView {
         const lines = [];
         for (let l = line; l <= n && heads[l] === line; l++) if (!trace.isHidden(file, l)) lines.push(l);
         parts.push('<div class="unit block"><div class="rendered"></div><div class="raw-code">');
-        for (const l of lines) parts.push(lineHtml(l, html[l - 1]));
+        for (const l of lines) parts.push(lineHtml(l, html[l - 1], indentOf(source[l - 1])));
         parts.push('</div></div>');
         unitLines.push(lines);
         line = lines[lines.length - 1];
         chunk.height += BLOCK_HEIGHT;
       } else {
-        parts.push(lineHtml(line, html[line - 1], 'unit line'));
+        parts.push(lineHtml(line, html[line - 1], indentOf(source[line - 1]), 'unit line'));
         unitLines.push([line]);
         chunk.height += LINE_HEIGHT;
       }
@@ -78,14 +93,16 @@ export class CodeView {
     this.unitOfLine = new Int32Array(n + 1).fill(-1);
     this.units = Array.from(this.root.querySelectorAll('.unit'));
     for (const lineNode of this.root.querySelectorAll('.line')) this.lineEl[+lineNode.dataset.line] = lineNode;
-    // A unit appears in reveal mode once any of its lines (or its statement's first line) ran.
+    // A unit appears in reveal mode once any of its lines (or its statement's first line) ran,
+    // or, for a function's header, once the function was first called.
+    const headerFirst = this.headerSteps(source);
     this.unitFirst = new Int32Array(unitLines.length);
     this.blocks = [];
     unitLines.forEach((lines, u) => {
       let first = NEVER;
       for (const line of lines) {
         this.unitOfLine[line] = u;
-        first = Math.min(first, trace.firstStepOf(file, line), trace.firstStepOf(file, heads[line]));
+        first = Math.min(first, trace.firstStepOf(file, line), trace.firstStepOf(file, heads[line]), headerFirst.get(line) ?? NEVER);
       }
       this.unitFirst[u] = first;
       if (this.units[u].classList.contains('block')) {
@@ -96,6 +113,27 @@ export class CodeView {
     this.revealSorted = Int32Array.from(this.revealOrder, (u) => this.unitFirst[u]);
     this.blockOfLine = new Map();
     for (const block of this.blocks) for (const line of block.lines) this.blockOfLine.set(line, block);
+  }
+
+  /** line -> the first step of the function whose header (decorators, `def` and its whole
+      signature) holds that line, for the functions of this file that ran. Their `def` lines ran
+      when the module was imported, before the trace began, so they have no step of their own. */
+  headerSteps(source) {
+    const { trace, file } = this;
+    const heads = trace.heads[file];
+    const firstSteps = trace.functionFirstSteps();
+    const found = new Map();
+    trace.functions.forEach(([f, name, firstLine], index) => {
+      const step = firstSteps[index];
+      if (f !== file || step === NEVER || name.startsWith('<')) return;
+      for (let line = firstLine; line < firstLine + MAX_DECORATOR_LINES && line < heads.length; line++) {
+        found.set(line, Math.min(found.get(line) ?? NEVER, step));
+        if (!DEF.test(source[line - 1] || '')) continue;
+        for (let l = line + 1; l < heads.length && heads[l] === line; l++) found.set(l, Math.min(found.get(l) ?? NEVER, step));
+        break;
+      }
+    });
+    return found;
   }
 
   /** The element to highlight and scroll to for a line: its unit. */

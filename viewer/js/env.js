@@ -3,7 +3,7 @@
    a frame costs a few class toggles. */
 
 import { el } from './dom.js';
-import { renderValue } from './values.js';
+import { exactText, renderValue } from './values.js';
 
 const isTensor = (v) => v && typeof v === 'object' && (v.t === 'tensor' || v.t === 'ndarray');
 
@@ -14,6 +14,24 @@ function safeRender(value) {
   } catch (error) {
     return el('span', { class: 'v-note', text: `(this value cannot be shown: ${error.message})` });
   }
+}
+
+/** Put the value, every digit of it, on the clipboard; the button says it worked. */
+async function copyExact(value, button) {
+  const text = exactText(value);
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch {
+    // No clipboard API (a page not served from localhost or HTTPS): the old way.
+    const area = el('textarea', { class: 'env-copy-buffer' });
+    area.value = text;
+    document.body.append(area);
+    area.select();
+    document.execCommand('copy');
+    area.remove();
+  }
+  button.textContent = 'copied';
+  setTimeout(() => { button.textContent = 'copy exact'; }, 1200);
 }
 
 export class EnvPanel {
@@ -43,16 +61,23 @@ export class EnvPanel {
     const storages = new Map();
     for (const [name, entry] of env) {
       let row = this.rows.get(name);
-      if (!row || row.value !== entry.value) {
+      const concealed = trace.solutions.conceals(entry.step);
+      if (!row || row.value !== entry.value || row.concealed !== concealed) {
         const note = el('div', { class: 'env-note' });
+        const value = entry.value;
+        const copy = el('button', { type: 'button', class: 'env-copy', text: 'copy exact',
+          title: `Copy ${name} with every digit`, onclick: () => copyExact(value, copy) });
+        const shown = concealed ? el('span', { class: 'v-note solution-concealed', text: '(in a solution: show it to see this value)' })
+          : safeRender(value);
         const node = el('div', { class: 'env-row', 'data-name': name },
-          el('div', { class: 'env-name', text: name }), el('div', { class: 'env-value' }, safeRender(entry.value), note));
-        row = { value: entry.value, note, node };
+          el('div', { class: 'env-title' }, el('div', { class: 'env-name', text: name }), concealed ? null : copy),
+          el('div', { class: 'env-value' }, shown, note));
+        row = { value: entry.value, concealed, note, node };
         this.rows.set(name, row);
       }
       row.node.classList.toggle('changed', entry.step > since);
       rows.push(row);
-      if (isTensor(entry.value)) {
+      if (isTensor(entry.value) && !concealed) {
         const names = storages.get(entry.value.storage) || [];
         names.push(name);
         storages.set(entry.value.storage, names);
@@ -60,7 +85,7 @@ export class EnvPanel {
     }
     for (const name of [...this.rows.keys()]) if (!env.has(name)) this.rows.delete(name);
     for (const [name, row] of this.rows) {
-      const shared = isTensor(row.value) ? storages.get(row.value.storage).filter((other) => other !== name) : [];
+      const shared = isTensor(row.value) && !row.concealed ? storages.get(row.value.storage).filter((other) => other !== name) : [];
       row.note.textContent = shared.length ? `shares storage with ${shared.join(', ')}` : '';
     }
     const nodes = rows.length ? rows.map((row) => row.node) : [this.empty];

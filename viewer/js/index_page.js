@@ -5,7 +5,7 @@ import { el, formatCount } from './dom.js';
 
 const INDEX_URL = 'traces/index.json';
 
-/** fetchIndex() -> [{name, file, title, num_steps, created, status, message?}]; throws Error with a reader's message. */
+/** fetchIndex() -> [{name, file, title, num_steps, created, status, message?, summary?, failing?}]; throws Error with a reader's message. */
 export async function fetchIndex() {
   let response;
   try {
@@ -32,6 +32,28 @@ function when(created) {
   return Number.isNaN(date.getTime()) ? String(created || '') : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
 
+/** Lectures first, in their order (lecture_2 before lecture_10, each followed by its sections),
+    then examples and anything else by name. */
+function byLectureOrder(a, b) {
+  const key = (entry) => {
+    const match = /^lecture_(\d+)/.exec(entry.name);
+    return match ? [0, Number(match[1]), entry.name] : [1, 0, entry.name];
+  };
+  const [x, y] = [key(a), key(b)];
+  return x[0] - y[0] || x[1] - y[1] || (x[2] < y[2] ? -1 : x[2] > y[2] ? 1 : 0);
+}
+
+/** A card's heading and one-line summary, from the first line of the lecture's docstring
+    ("CS336 lecture 1: why build ... tokenization." -> "CS336 lecture 1", "Why build ..."). */
+export function headline(entry) {
+  const first = typeof entry.summary === 'string' ? entry.summary.trim() : '';
+  if (!first) return { title: entry.title || entry.name, summary: '' };
+  const colon = first.indexOf(': ');
+  if (colon < 0) return { title: first, summary: '' };
+  const rest = first.slice(colon + 2);
+  return { title: first.slice(0, colon), summary: rest.charAt(0).toUpperCase() + rest.slice(1) };
+}
+
 /** renderIndex(container, entries, hrefOf) fills container with one card per trace. */
 export function renderIndex(container, entries, hrefOf) {
   const heading = el('h1', { text: 'Lectures' });
@@ -39,17 +61,24 @@ export function renderIndex(container, entries, hrefOf) {
     container.replaceChildren(heading, el('p', { class: 'index-empty', text: 'No traces yet. Trace a lecture with "cs336-lectures trace lectures/lecture_01.py -o var/traces".' }));
     return;
   }
-  const cards = entries.map((entry) => {
+  const cards = [...entries].sort(byLectureOrder).map((entry) => {
     const status = entry.status || 'ok';
-    return el('li', { class: `trace-card status-${status}` },
+    const { title, summary } = headline(entry);
+    const failing = typeof entry.failing === 'string' ? entry.failing : null;
+    return el('li', { class: `trace-card status-${status}${failing ? ' failing' : ''}` },
       el('a', { class: 'trace-link', href: hrefOf(entry.name), 'data-trace': entry.name },
-        el('span', { class: 'trace-title', text: entry.title || entry.name }),
+        el('span', { class: 'trace-title', text: title }),
+        summary ? el('span', { class: 'trace-summary', text: summary }) : null,
         el('span', { class: 'trace-meta' },
-          el('span', { text: `${formatCount(entry.num_steps ?? 0)} steps` }),
+          el('span', { class: 'trace-name', text: entry.name }),
+          el('span', { text: `${formatCount(entry.num_steps ?? 0)} ${entry.num_steps === 1 ? 'step' : 'steps'}` }),
           entry.created ? el('span', { text: `traced ${when(entry.created)}` }) : null,
-          el('span', { class: `badge badge-${status}`, text: status === 'ok' ? 'ok' : status.replace('_', ' ') })),
-        entry.message ? el('span', { class: 'trace-message', text: entry.message }) : null));
+          failing ? el('span', { class: 'badge badge-failing', text: 'file fails now' })
+            : el('span', { class: `badge badge-${status}`, text: status === 'ok' ? 'ok' : status.replace('_', ' ') })),
+        entry.message ? el('span', { class: 'trace-message', text: entry.message }) : null,
+        failing ? el('span', { class: 'trace-message', text: `The file on disk fails to trace (this trace is the last good one): ${failing}` }) : null));
   });
   container.replaceChildren(heading, el('ul', { class: 'trace-list' }, cards),
-    el('p', { class: 'index-hint', text: 'Keys in a lecture: l / h step, j / k step over, u step out, R raw code, A reveal, g back here, ? help.' }));
+    el('p', { class: 'index-hint', text: 'Keys in a lecture: l / h step, j / k step over, u step out, R raw code, A reveal, '
+      + 'e edit (under cs336-lectures serve; Ctrl+S saves and re-traces), g back here, ? help.' }));
 }

@@ -6,15 +6,18 @@
    - keeps the start-up token (from ?token=..., once) in sessionStorage and out of the address bar;
    - listens to api/events: a fresh trace of the lecture on screen reloads it at the same line,
      a failed re-trace is shown as a message while the last good trace stays;
-   - adds an Edit button (key `e`): an editor over the lecture source that saves with
-     Ctrl/Cmd+S, after which the server re-traces and the viewer reloads.
+   - adds an Edit button (key `e`, offered only with the token): an editor pane under the
+     code (editor.js) that saves with Ctrl/Cmd+S, after which the server re-traces and the
+     viewer reloads;
+   - shows a failed re-trace as a one-line banner with its actions (retrace_failure.js).
    Everything from the server or the lecture is inserted as text. */
 
 import { el, isEditable } from './dom.js';
+import { CodeEditor } from './editor.js';
+import { RetraceFailure, lectureOf } from './retrace_failure.js';
 
 const TOKEN_KEY = 'cs336-lectures-token';
 const SERVER_HEADER = 'X-CS336-Server'; // on every response of cs336-lectures serve
-const INDENT = '    ';
 const viewer = window.cs336Viewer;
 
 /** The token from the URL (then removed from it), or the one kept earlier in this tab. */
@@ -81,13 +84,13 @@ class Editor {
       title: 'Trace the lecture again without changing it', onclick: () => this.live.retrace(this.trace) });
     const close = el('button', { type: 'button', text: 'Close', title: 'Close the editor (Escape)',
       onclick: () => this.close() });
-    this.text = el('textarea', { class: 'cs336-live-text', spellcheck: 'false', autocomplete: 'off',
-      autocapitalize: 'off', wrap: 'off', 'aria-label': 'Lecture source' });
+    this.code = new CodeEditor({ label: 'Lecture source', onInput: () => this.showDirty() });
+    this.text = this.code.area;
+    this.text.classList.add('cs336-live-text');
     this.text.addEventListener('keydown', (event) => this.onKey(event));
-    this.text.addEventListener('input', () => this.showDirty());
-    this.panel = el('section', { class: 'cs336-live-editor', role: 'dialog', 'aria-label': 'Edit lecture', hidden: true },
+    this.panel = el('section', { class: 'cs336-live-editor', 'aria-label': 'Edit lecture', hidden: true },
       el('header', {}, this.title, this.status, el('span', { class: 'cs336-live-buttons' }, this.saveButton, retrace, close)),
-      this.text);
+      this.code.root);
     this.panel.addEventListener('keydown', (event) => {
       if (event.key === 'Escape') {
         event.preventDefault();
@@ -95,7 +98,8 @@ class Editor {
       }
       event.stopPropagation(); // the viewer's navigation keys must not fire while editing
     });
-    document.body.append(this.panel);
+    // Under the code, in its column: the values panel stays in sight while editing.
+    (viewer.codePane?.parentElement || document.body).append(this.panel);
   }
 
   get isOpen() {
@@ -116,7 +120,8 @@ class Editor {
     this.setStatus(this.dirty ? 'Unsaved changes' : '');
   }
 
-  async open(trace) {
+  /** Open the source of `trace` at `line` (default: the line the reader is on). */
+  async open(trace, line = null) {
     const response = await fetch(`api/source?trace=${encodeURIComponent(trace)}`, { cache: 'no-store' });
     const body = await response.json().catch(() => ({}));
     if (!response.ok) {
@@ -125,23 +130,13 @@ class Editor {
     }
     this.trace = trace;
     this.saved = body.source;
-    this.text.value = body.source;
+    this.code.value = body.source;
     this.title.textContent = body.path;
     this.setStatus(this.live.token ? '' : 'No token: saving needs the URL the server printed', this.live.token ? 'info' : 'error');
-    // Below the viewer's top bar, so its messages and buttons stay in sight.
-    const bar = viewer.toolbar?.closest('header') || viewer.toolbar;
-    this.panel.style.setProperty('--live-top', `${bar ? Math.max(0, bar.getBoundingClientRect().bottom) : 0}px`);
     this.panel.hidden = false;
-    this.text.focus();
-    this.goToLine(currentLine() || 1);
-  }
-
-  goToLine(line) {
-    const lines = this.text.value.split('\n');
-    const offset = lines.slice(0, line - 1).reduce((sum, text) => sum + text.length + 1, 0);
-    this.text.setSelectionRange(offset, offset);
-    const height = parseFloat(getComputedStyle(this.text).lineHeight) || 18;
-    this.text.scrollTop = Math.max(0, (line - 5) * height);
+    document.body.classList.add('editing');
+    this.code.focus();
+    this.code.goToLine(line || currentLine() || 1);
   }
 
   close() {
@@ -151,6 +146,7 @@ class Editor {
       return;
     }
     this.panel.hidden = true;
+    document.body.classList.remove('editing');
     this.discardArmed = false;
     viewer.codePane?.focus?.();
   }
@@ -159,29 +155,7 @@ class Editor {
     if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === 's') {
       event.preventDefault();
       this.save();
-    } else if (event.key === 'Tab' && !event.ctrlKey && !event.metaKey && !event.altKey) {
-      event.preventDefault();
-      this.indent(event.shiftKey);
     }
-  }
-
-  /** Tab inserts spaces (or indents the selected lines); Shift+Tab removes one level. */
-  indent(outdent) {
-    const area = this.text;
-    const { selectionStart: start, selectionEnd: end, value } = area;
-    if (!outdent && !value.slice(start, end).includes('\n')) {
-      area.setRangeText(INDENT, start, end, 'end');
-    } else {
-      const first = value.lastIndexOf('\n', start - 1) + 1;
-      const block = value.slice(first, end);
-      const changed = block.split('\n').map((line) => {
-        if (!outdent) return INDENT + line;
-        const spaces = line.match(/^ {0,4}/)[0].length;
-        return line.slice(spaces);
-      }).join('\n');
-      area.setRangeText(changed, first, end, 'select');
-    }
-    this.showDirty();
   }
 
   async save() {
@@ -204,8 +178,9 @@ class Editor {
       this.setStatus('Re-traced');
       if (!this.dirty) this.close();
     } else {
+      // One line here; the banner above the code has the traceback and the way to the failing step.
       const kept = event.installed ? '' : ' (the last good trace is still shown)';
-      this.setStatus(`Re-trace failed${kept}:\n${event.message || ''}`, 'error');
+      this.setStatus(`Re-trace failed${kept}: ${String(event.message || '').split('\n')[0]}`, 'error');
     }
   }
 }
@@ -217,6 +192,7 @@ class Live {
     this.generations = new Map(); // trace -> generation of the last finished re-trace seen
     this.awaiting = null; // the trace whose re-trace the editor started
     this.editor = new Editor(this);
+    this.failure = new RetraceFailure(viewer, token ? (trace, line) => this.editAt(trace, line) : null);
     this.button = el('button', { type: 'button', class: 'cs336-live-edit', text: 'Edit',
       title: 'Edit this lecture and re-trace it (e)', hidden: true, onclick: () => this.edit() });
     viewer.toolbar?.append(this.button);
@@ -235,12 +211,18 @@ class Live {
     return typeof trace === 'string' && Object.hasOwn(this.lectures, trace);
   }
 
+  /** Edit is offered only where saving can work: a served lecture (or its failed run) and the token. */
   updateButton() {
-    this.button.hidden = !this.editable(viewer.currentTrace());
+    this.button.hidden = !this.token || !this.editable(lectureOf(viewer.currentTrace()));
   }
 
   edit() {
-    const trace = viewer.currentTrace();
+    const trace = lectureOf(viewer.currentTrace());
+    if (!this.token) {
+      viewer.showMessage('Editing needs the token the server printed at start-up: open the URL from the terminal where '
+        + '"cs336-lectures serve" (or "make run") runs, the one ending in ?token=…', 'info');
+      return;
+    }
     if (!this.editable(trace)) {
       viewer.showMessage(trace
         ? `${trace} cannot be edited here: start the server with its lecture file (cs336-lectures serve LECTURE.py)`
@@ -248,6 +230,12 @@ class Live {
       return;
     }
     this.editor.open(trace);
+  }
+
+  /** Open the editor on `trace` at `line`, first opening the lecture (the editor lives under its code). */
+  editAt(trace, line) {
+    if (lectureOf(viewer.currentTrace()) !== trace) viewer.go(trace, null);
+    this.editor.open(trace, line);
   }
 
   /** POST with the token; {ok: true} or {ok: false, error: reason}. */
@@ -288,7 +276,7 @@ class Live {
 
   onEvent(event) {
     const current = viewer.currentTrace();
-    const mine = event.trace === current;
+    const mine = event.trace === lectureOf(current);
     if (event.state === 'running') {
       if (mine) viewer.showMessage(`Re-tracing ${event.trace}…`, 'info');
       if (this.editor.isOpen && this.editor.trace === event.trace) this.editor.setStatus('Re-tracing…');
@@ -304,18 +292,16 @@ class Live {
       this.editor.onResult(event);
     }
     if (this.awaiting === event.trace) this.awaiting = null;
-    const changedOnDisk = news && (event.state === 'ok' || event.installed);
-    if (event.state === 'ok' && mine) viewer.showMessage('');
-    if (changedOnDisk && current === null) {
-      window.location.reload(); // the list of traces, or a trace that could not be shown, changed
+    if (mine || current === null || event.state === 'ok') this.failure.update(event);
+    if (news && current === null) {
+      window.location.reload(); // the list of traces (its statuses, its failing marks) changed
       return;
     }
     if (!mine) return;
-    const failure = event.state === 'ok' ? null : event.installed
-      ? `${event.trace} failed:\n${event.message || ''}`
-      : `Re-tracing ${event.trace} failed; showing the last good trace.\n${event.message || ''}`;
-    const reloaded = changedOnDisk ? viewer.reload() : Promise.resolve();
-    if (failure) reloaded.then(() => viewer.showMessage(failure, 'error'));
+    viewer.showMessage('');
+    // The trace on screen changed on disk: the good trace, or the failed run being read.
+    const installed = event.state === 'ok' || event.installed;
+    if (news && (current === event.trace ? installed : current === event.failed_trace)) viewer.reload();
   }
 }
 

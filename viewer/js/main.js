@@ -7,12 +7,14 @@ import { followLine, loadTrace } from './trace.js';
 import { CodeView } from './code.js';
 import { EnvPanel } from './env.js';
 import { fetchIndex, renderIndex } from './index_page.js';
+import { makeDivider } from './divider.js';
 
 const $ = (id) => document.getElementById(id);
 const TRACE_NAME = /^[\w-][\w.-]*$/;
 const TRACE_FILE = /^[\w-][\w.\-/]*\.json$/;
 
 // Looked up in lower case, so that Caps Lock (or Shift) changes nothing.
+const MODES = ['raw', 'reveal']; // view modes, kept in the URL (?raw=1&reveal=1) so a link reproduces the view
 const KEYS = { l: 'forward', h: 'back', j: 'over', k: 'over-back', u: 'out', r: 'raw', a: 'reveal', g: 'traces', '?': 'help' };
 
 function keyAction(event) {
@@ -48,6 +50,7 @@ class Viewer {
       if (number) this.clickLine(+number.dataset.line);
     });
     $('progress').addEventListener('click', (event) => this.seek(event));
+    makeDivider($('divider'), $('lecture-view'), $('env'));
     $('home').addEventListener('click', (event) => {
       event.preventDefault();
       this.goIndex();
@@ -60,10 +63,11 @@ class Viewer {
     const params = new URLSearchParams(location.search);
     const name = params.get('trace');
     if (!name) return this.showIndex();
-    const step = params.has('step') ? Number(params.get('step')) : 0;
+    const step = params.has('step') ? Number(params.get('step')) : null;
+    for (const mode of MODES) this.setViewMode(mode, params.get(mode) === '1');
     if (this.trace && name === this.name) {
       if (this.mode !== 'lecture') this.showLecture();
-      return this.show(this.trace.snap(step));
+      return this.show(this.trace.snap(step ?? this.trace.openingStep()));
     }
     return this.open(name, step);
   }
@@ -71,8 +75,7 @@ class Viewer {
   urlWith(name, step) {
     const url = new URL(location.href);
     if (name === null) {
-      url.searchParams.delete('trace');
-      url.searchParams.delete('step');
+      for (const key of ['trace', 'step', ...MODES]) url.searchParams.delete(key);
     } else {
       url.searchParams.set('trace', name);
       if (step === null) url.searchParams.delete('step');
@@ -92,6 +95,10 @@ class Viewer {
       return;
     }
     const url = this.urlWith(this.name, this.step);
+    for (const mode of MODES) {
+      if (this[mode]) url.searchParams.set(mode, '1');
+      else url.searchParams.delete(mode);
+    }
     if (url.href === location.href) return;
     if (how === 'push') history.pushState(null, '', url);
     else history.replaceState(null, '', url);
@@ -103,6 +110,12 @@ class Viewer {
     $('index-view').hidden = mode !== 'index';
     $('lecture-view').hidden = mode !== 'lecture';
     $('failure').hidden = mode !== 'failure';
+  }
+
+  /** Open trace `name` at `step` (null: where it opens) as a new history entry. */
+  go(name, step) {
+    history.pushState(null, '', this.urlWith(name, step));
+    this.route();
   }
 
   goIndex() {
@@ -188,6 +201,8 @@ class Viewer {
       this.showFailure(`The trace "${name}" is empty`, `It records no steps to show${why}. Trace the lecture again.`);
       return;
     }
+    // A re-traced lecture keeps the solutions the reader had opened.
+    if (this.trace && this.name === name) trace.solutions.open = new Set(this.trace.solutions.open);
     this.trace = trace;
     this.name = name;
     this.views.clear();
@@ -196,10 +211,11 @@ class Viewer {
     this.call = -1;
     this.heading = -2;
     this.env = new EnvPanel($('env'));
+    trace.solutions.onChange = () => this.env.update(trace, this.step, trace.previous(this.step));
     this.showLecture();
     this.buildStatus();
     this.buildToc();
-    this.show(trace.snap(step), { history: 'replace', scroll: scrollTop === null });
+    this.show(trace.snap(step ?? trace.openingStep()), { history: 'replace', scroll: scrollTop === null });
     if (scrollTop !== null) {
       // Where the reader was, unless lines inserted or removed above moved the step out of sight.
       this.codePane.scrollTop = scrollTop;
@@ -212,7 +228,8 @@ class Viewer {
     this.loading++;
     this.setMode('lecture');
     this.clearLoadingMessage();
-    const title = this.trace.header.title || this.name;
+    // A failed re-trace the server kept beside the good one (NAME.failed) says so in the title.
+    const title = `${this.trace.header.title || this.name}${this.name.endsWith('.failed') ? ' (failed run)' : ''}`;
     document.title = `${title} · cs336 lectures`;
     $('title').textContent = title;
   }
@@ -222,7 +239,8 @@ class Viewer {
     if (!this.name || this.mode === 'index') return;
     const name = this.name;
     if (!this.trace) {
-      await this.open(name, Number(new URLSearchParams(location.search).get('step') || 0));
+      const params = new URLSearchParams(location.search);
+      await this.open(name, params.has('step') ? Number(params.get('step')) : null);
       return;
     }
     const old = this.trace;
@@ -304,6 +322,7 @@ class Viewer {
     if (!trace || s < 0) return;
     this.step = s;
     $('elsewhere').hidden = true;
+    trace.solutions.visit(s);
     const view = this.showFile(trace.fileOfStep(s));
     const unit = view.setStep(s);
     if (unit && scroll) this.scrollToCurrent();
@@ -315,7 +334,8 @@ class Viewer {
     const position = trace.visPos[s];
     const count = trace.visibleSteps.length;
     $('bar').style.width = `${((position + 1) / count) * 100}%`;
-    $('counter').textContent = `step ${formatCount(s)} / ${formatCount(trace.numSteps - 1)}`;
+    // Counted from 1, as the list of lectures counts steps ("519 steps" ends at "step 519 of 519").
+    $('counter').textContent = `step ${formatCount(s + 1)} of ${formatCount(trace.numSteps)}`;
     this.writeUrl(history);
   }
 
@@ -435,10 +455,9 @@ class Viewer {
     if (action === 'contents') return this.toggleContents();
     const trace = this.trace;
     if (!trace || this.mode !== 'lecture') return;
-    if (action === 'raw' || action === 'reveal') {
-      this[action] = !this[action];
-      this.codePane.classList.toggle(action, this[action]);
-      $(`${action}-button`).setAttribute('aria-pressed', String(this[action]));
+    if (MODES.includes(action)) {
+      this.setViewMode(action, !this[action]);
+      this.writeUrl('replace');
       this.scrollToCurrent();
       return;
     }
@@ -454,6 +473,13 @@ class Viewer {
     if (target >= 0) this.show(target, { history: repeat ? 'replace-later' : 'push' });
     else if (!$('elsewhere').hidden) this.show(s);
     else if (action === 'out') this.showMessage('Already in the outermost call.', 'info', 2000);
+  }
+
+  /** Turn raw or reveal mode on or off (the URL follows at the next writeUrl). */
+  setViewMode(mode, on) {
+    this[mode] = on;
+    this.codePane.classList.toggle(mode, on);
+    $(`${mode}-button`).setAttribute('aria-pressed', String(on));
   }
 
   /** On a narrow screen the contents live behind a button, over the code while open. */
@@ -487,6 +513,7 @@ const viewer = new Viewer();
 window.cs336Viewer = {
   currentTrace: () => (viewer.mode === 'index' ? null : viewer.name),
   reload: () => viewer.reload(),
+  go: (name, step) => viewer.go(name, step),
   showMessage: (text, kind) => viewer.showMessage(text, kind),
   toolbar: viewer.toolbar,
   codePane: viewer.codePane,

@@ -39,6 +39,7 @@ function card(rendering) {
   const meta = [rendering.organization, rendering.date].filter(Boolean).join(' · ');
   if (meta) lines.push(el('div', { class: 'card-meta', text: meta }));
   if (rendering.description) lines.push(el('div', { class: 'card-description', text: rendering.description }));
+  if (rendering.notes) lines.push(el('div', { class: 'card-notes', text: rendering.notes }));
   lines.push(el('div', { class: 'card-url', text: rendering.url }));
   return el('div', { class: 'card', role: 'tooltip' }, lines);
 }

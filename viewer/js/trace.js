@@ -10,8 +10,10 @@
    Indexes are flat Int32Arrays in CSR form: the items of key k are
    items[offsets[k] .. offsets[k + 1]), sorted by step. */
 
+import { readSolutions } from './solution.js';
+
 const FORMAT = 'cs336-lectures-trace';
-const VERSION = 1;
+const VERSIONS = [1, 2]; // version 2 only adds optional fields
 const SNAPSHOT_EVERY = 64;
 /** A step number later than any step: "never runs" sorts after every real step. */
 export const NEVER = 0x7fffffff;
@@ -164,8 +166,8 @@ function checkTop(data) {
   if (data.format !== FORMAT) {
     fail(`This is not a cs336-lectures trace: its format is ${JSON.stringify(data.format ?? null)}, expected "${FORMAT}".`);
   }
-  if (data.version !== VERSION) {
-    fail(`This trace has version ${JSON.stringify(data.version ?? null)}, but this viewer reads version ${VERSION}. Trace the lecture again with this version of cs336-lectures.`);
+  if (!VERSIONS.includes(data.version)) {
+    fail(`This trace has version ${JSON.stringify(data.version ?? null)}, but this viewer reads versions ${VERSIONS.join(' and ')}. Trace the lecture again with this version of cs336-lectures.`);
   }
   if (!data.header || typeof data.header !== 'object') fail('Malformed trace: the "header" is missing.');
   for (const key of ['files', 'functions', 'calls', 'steps']) {
@@ -187,6 +189,7 @@ export class Trace {
     this.indexSteps();
     this.indexFrames();
     this.snapshots = new Map();
+    this.solutions = readSolutions(data.solutions, this, fail);
   }
 
   /** Check the files; number every (file, line) pair; find statements and @hide lines. */
@@ -398,6 +401,21 @@ export class Trace {
     return offsets[key] < offsets[key + 1] ? items[offsets[key]] : NEVER;
   }
 
+  /** For each function, the first visible step run in any call of it (NEVER if none); made on
+      first use. Reveal mode shows a function's `def` line from then on, so the lines of a
+      helper that ran appear under their own header. */
+  functionFirstSteps() {
+    if (!this.functionFirst) {
+      const first = new Int32Array(this.functions.length).fill(NEVER);
+      for (let s = 0; s < this.steps.length; s++) {
+        const f = this.callFunc[this.stepCall[s]];
+        if (this.visible[s] && s < first[f]) first[f] = s;
+      }
+      this.functionFirst = first;
+    }
+    return this.functionFirst;
+  }
+
   /** Whether the statement starting at (file, line) carries renderings (the code view shows it as a block). */
   statementRenders(file, line) {
     return this.rendersInStatement[this.lineBase[file] + line] === 1;
@@ -417,6 +435,12 @@ export class Trace {
     if (this.visible[s]) return s;
     const p = this.visPos[s];
     return p + 1 < n ? this.visibleSteps[p + 1] : this.visibleSteps[p];
+  }
+
+  /** Where a lecture opens when the URL names no step: the first step that puts something on
+      the page (its title, usually), rather than main()'s first line; else the first step. */
+  openingStep() {
+    return this.renderSteps.length ? this.renderSteps[0] : this.snap(0);
   }
 
   next(s) {

@@ -2,34 +2,35 @@
    [1, 2], tensors as tables headed by shape, dtype and device. Every piece of a value goes in
    as text. Long values start collapsed in a <details> that opens on click. */
 
-import { el, formatCount } from './dom.js';
+import { el } from './dom.js';
+import { exactFloat, groupDigits, plural, shortFloat } from './numbers.js';
 
 const INLINE_ITEMS = 8; // containers with more items (or nested ones) get a collapsible list
 const LONG_TEXT = 160; // strings and reprs longer than this start collapsed
 const OPEN_TENSOR = 64; // tensors with more elements start with their table collapsed
 const MAX_SLICES = 8; // slices of a >2-d tensor shown as tables
-const ROW_WRAP = 8; // cells to a row for 1-d tensors
 
-/** Python's float repr: 0.1 -> "0.1", 2 -> "2.0", 6.1e-05 -> "6.1e-05", "nan" -> "nan". */
-function formatFloat(v) {
-  if (typeof v === 'string') return v;
-  const abs = Math.abs(v);
-  if (abs !== 0 && (abs < 1e-4 || abs >= 1e16)) {
-    const [mantissa, exponent] = v.toExponential().split('e');
-    return `${mantissa}e${exponent[0]}${exponent.slice(1).padStart(2, '0')}`;
-  }
-  return Number.isInteger(v) ? v.toFixed(1) : String(v);
+/** A number as shown (rounded, grouped) with its exact value on hover when they differ. */
+function number(shown, exact, tag = 'span', cls = 'v-num') {
+  return el(tag, { class: cls, text: shown, title: shown === exact ? null : exact });
 }
 
-/** A tensor cell: short, so tables stay narrow. */
+/** A tensor cell: short, so tables stay narrow. Whole floats read "3." as torch prints them. */
 function formatCell(v, isFloat) {
   if (typeof v === 'boolean') return v ? 'True' : 'False';
   if (typeof v === 'string') return v;
-  if (!isFloat) return String(v);
-  const abs = Math.abs(v);
-  if (Number.isInteger(v) && abs < 1e5) return `${v}.`; // torch prints whole floats as "3."
-  if (abs >= 1e5 || abs < 1e-4) return v.toExponential(3).replace(/\.?0+e/, 'e');
-  return String(Number(v.toPrecision(4)));
+  if (!isFloat) return groupDigits(v);
+  if (Number.isInteger(v) && Math.abs(v) < 1e5) return `${groupDigits(v)}.`;
+  return shortFloat(v);
+}
+
+function exactCell(v, isFloat) {
+  if (typeof v !== 'number') return formatCell(v, isFloat);
+  return isFloat ? exactFloat(v) : String(v);
+}
+
+function cell(v, isFloat, tag = 'td') {
+  return number(formatCell(v, isFloat), exactCell(v, isFloat), tag, null);
 }
 
 function quote(text) {
@@ -44,7 +45,7 @@ function collapsible(summaryText, body, open = false) {
 
 function longText(text, cls, note = '') {
   if (text.length <= LONG_TEXT) return el('span', { class: cls, text: text + note });
-  return collapsible(`${text.slice(0, 80)}… ${note || `(${formatCount(text.length)} characters)`}`.trim(), el('pre', { class: `${cls} v-full`, text: text + note }));
+  return collapsible(`${text.slice(0, 80)}… ${note || `(${plural(text.length, 'character')})`}`.trim(), el('pre', { class: `${cls} v-full`, text: text + note }));
 }
 
 const isSimple = (v) => v === null || typeof v !== 'object' || ['float', 'int', 'dtype', 'device'].includes(v.t);
@@ -53,21 +54,21 @@ const isSimple = (v) => v === null || typeof v !== 'object' || ['float', 'int', 
 export function renderValue(value) {
   if (value === null || value === undefined) return el('span', { class: 'v-none', text: 'None' });
   if (typeof value === 'boolean') return el('span', { class: 'v-bool', text: value ? 'True' : 'False' });
-  if (typeof value === 'number') return el('span', { class: 'v-num', text: String(value) });
+  if (typeof value === 'number') return number(groupDigits(value), String(value));
   if (typeof value === 'string') return longText(quote(value), 'v-str');
   if (typeof value !== 'object' || Array.isArray(value)) return el('span', { class: 'v-obj', text: JSON.stringify(value) });
   switch (value.t) {
     case 'float':
-      return el('span', { class: 'v-num', text: formatFloat(value.v) });
+      return number(shortFloat(value.v), exactFloat(value.v));
     case 'int':
-      return longText(String(value.v), 'v-num');
+      return String(value.v).length > LONG_TEXT ? longText(String(value.v), 'v-num') : number(groupDigits(value.v), String(value.v));
     case 'dtype':
     case 'device':
       return el('span', { class: 'v-obj', text: String(value.v) });
     case 'str':
-      return longText(quote(String(value.v)), 'v-str', ` … (${formatCount(value.len)} characters)`);
+      return longText(quote(String(value.v)), 'v-str', ` … (${plural(value.len, 'character')})`);
     case 'bytes':
-      return longText(String(value.v), 'v-str', ` (${formatCount(value.len)} bytes)`);
+      return longText(String(value.v), 'v-str', ` (${plural(value.len, 'byte')})`);
     case 'list':
     case 'tuple':
     case 'set':
@@ -105,7 +106,7 @@ function renderSequence(value) {
   const items = value.items || [];
   const [open, close] = brackets(value.t);
   const total = value.len ?? items.length;
-  const more = total > items.length ? `, … ${formatCount(total - items.length)} more` : '';
+  const more = total > items.length ? `, … ${groupDigits(total - items.length)} more` : '';
   if (items.length <= INLINE_ITEMS && items.every(isSimple)) {
     const node = el('span', { class: 'v-seq' }, open);
     items.forEach((item, i) => {
@@ -118,7 +119,7 @@ function renderSequence(value) {
   }
   const list = el('ol', { class: 'v-items', start: '0' }, items.map((item) => el('li', {}, renderValue(item))));
   if (more) list.append(el('li', { class: 'v-note', text: more.slice(2) }));
-  return collapsible(`${value.t} of ${formatCount(total)} items ${open}…${close}`, list, items.length <= INLINE_ITEMS);
+  return collapsible(`${value.t} of ${plural(total, 'item')} ${open}…${close}`, list, items.length <= INLINE_ITEMS);
 }
 
 /** Key-value pairs (a dict's items, a dataclass's fields): inline when few and simple, else a
@@ -136,16 +137,17 @@ function renderPairs(pairs, { open, close, separator, total, label, renderKey })
     return node;
   }
   const table = el('table', { class: 'v-pairs' }, pairs.map(([k, v]) => el('tr', {}, el('th', {}, renderKey(k)), el('td', {}, renderValue(v)))));
-  if (count > pairs.length) table.append(el('tr', {}, el('td', { class: 'v-note', colspan: '2', text: `… ${formatCount(count - pairs.length)} more` })));
-  return collapsible(`${label} with ${formatCount(count)} ${label === 'dict' ? 'items' : 'fields'}`, table, pairs.length <= INLINE_ITEMS);
+  if (count > pairs.length) table.append(el('tr', {}, el('td', { class: 'v-note', colspan: '2', text: `… ${groupDigits(count - pairs.length)} more` })));
+  return collapsible(`${label} with ${plural(count, label === 'dict' ? 'item' : 'field')}`, table, pairs.length <= INLINE_ITEMS);
 }
 
 function renderInfo(value) {
   const keys = ['bits', 'min', 'max', 'eps', 'tiny', 'resolution'].filter((k) => value[k] !== undefined);
-  const show = (k) => (value.t === 'finfo' && k !== 'bits' ? formatFloat(value[k]) : String(value[k]));
+  const isFloat = (k) => value.t === 'finfo' && k !== 'bits';
   return el('div', { class: 'v-info' },
     el('div', { class: 'v-tensor-head', text: `${value.t}(${value.dtype})` }),
-    el('table', { class: 'v-pairs' }, keys.map((k) => el('tr', {}, el('th', { text: k }), el('td', { text: show(k) })))));
+    el('table', { class: 'v-pairs' }, keys.map((k) => el('tr', {}, el('th', { text: k }),
+      isFloat(k) ? number(shortFloat(value[k]), exactFloat(value[k]), 'td') : number(groupDigits(value[k]), String(value[k]), 'td')))));
 }
 
 function tensorHead(value) {
@@ -158,24 +160,25 @@ function tensorHead(value) {
   if (value.t === 'ndarray') notes.push('ndarray');
   if (value.requires_grad) notes.push('requires_grad');
   if (!value.contiguous) notes.push(`non-contiguous, stride (${(value.stride || []).join(', ')})`);
-  if (value.offset) notes.push(`storage offset ${value.offset}`);
+  if (value.offset) notes.push(`storage offset ${groupDigits(value.offset)}`);
   if (notes.length) head.append(' ', el('span', { class: 'v-note', text: notes.join(' · ') }));
   return head;
 }
 
-function row(cells, isFloat) {
-  return el('tr', {}, cells.map((v) => el('td', { text: formatCell(v, isFloat) })));
+/** A 2-d block of numbers as a table, in a box that scrolls sideways when it is wider than the panel. */
+function matrix(data, isFloat) {
+  const table = el('table', { class: 'v-matrix' }, data.map((r) => el('tr', {}, r.map((v) => cell(v, isFloat)))));
+  return el('div', { class: 'v-scroll' }, table);
 }
 
-/** A 1-d or 2-d block of numbers as a table; a long 1-d one wraps, ROW_WRAP to a row, the way
-    numpy and torch wrap long vectors when printing. */
-function matrix(data, isFloat) {
-  let rows = data;
-  if (!Array.isArray(data[0])) {
-    rows = [];
-    for (let i = 0; i < data.length || i === 0; i += ROW_WRAP) rows.push(data.slice(i, i + ROW_WRAP));
-  }
-  return el('table', { class: 'v-matrix' }, rows.map((r) => row(r, isFloat)));
+/** A 1-d run of numbers as one row that wraps at the panel's edge, each cell labelled with its
+    index, so it cannot be mistaken for a matrix. `first` is the index of data[0]. */
+function vector(data, isFloat, first = 0) {
+  const cells = data.map((v) => cell(v, isFloat, 'span'));
+  // Columns as wide as the widest cell, so the wrapped rows line up.
+  const chars = Math.max(2, ...cells.map((node) => node.textContent.length), String(first + data.length - 1).length);
+  return el('div', { class: 'v-vector', style: `--cell-chars: ${chars}` }, cells.map((node, i) => el('span', { class: 'v-el' },
+    el('span', { class: 'v-index', text: String(first + i) }), node)));
 }
 
 /** The 2-d tables of a tensor with more dimensions, each captioned with its leading indexes. */
@@ -195,12 +198,12 @@ function renderTensor(value) {
   let body;
   if (value.data !== undefined) {
     if (!Array.isArray(value.data)) {
-      // A lone scalar (a loss, say) has the room for every digit a table cell cannot spare.
-      const scalar = isFloat && typeof value.data === 'number' ? formatFloat(value.data) : formatCell(value.data, isFloat);
-      node.append(el('span', { class: 'v-num', text: scalar }));
+      const scalar = value.data;
+      node.append(isFloat && typeof scalar === 'number' ? number(shortFloat(scalar), exactFloat(scalar)) : cell(scalar, isFloat, 'span'));
       return node;
     }
-    if (shape.length <= 2) body = matrix(value.data, isFloat);
+    if (shape.length === 1) body = vector(value.data, isFloat);
+    else if (shape.length === 2) body = matrix(value.data, isFloat);
     else {
       const tables = [];
       slices(value.data, shape.length, [], isFloat, tables);
@@ -209,10 +212,50 @@ function renderTensor(value) {
     }
   } else {
     const stats = ['min', 'max', 'mean'].filter((k) => value[k] !== undefined).map((k) => `${k} ${formatCell(value[k], isFloat || k === 'mean')}`);
-    body = el('div', {}, matrix(value.preview || [], isFloat),
-      el('div', { class: 'v-note', text: `first ${(value.preview || []).length} of ${formatCount(numel)} elements${stats.length ? ' · ' + stats.join(' · ') : ''}` }));
+    const preview = value.preview || [];
+    body = el('div', {}, vector(preview, isFloat),
+      el('div', { class: 'v-note', text: `first ${groupDigits(preview.length)} of ${plural(numel, 'element')} (flattened)${stats.length ? ' · ' + stats.join(' · ') : ''}` }));
   }
   if (numel <= OPEN_TENSOR) node.append(body);
-  else node.append(collapsible(`${formatCount(numel)} elements`, body));
+  else node.append(collapsible(plural(numel, 'element'), body));
   return node;
+}
+
+/** The value written out in full, Python-flavoured, every digit kept: what "copy exact" copies.
+    exactText({"t": "float", "v": 0.30769}) -> "0.30769" */
+export function exactText(value) {
+  if (value === null || value === undefined) return 'None';
+  if (typeof value === 'boolean') return value ? 'True' : 'False';
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'string') return quote(value);
+  if (typeof value !== 'object' || Array.isArray(value)) return JSON.stringify(value);
+  const many = (items) => items.map(exactText).join(', ');
+  const pairs = (items, separator, key = exactText) => items.map(([k, v]) => `${key(k)}${separator}${exactText(v)}`).join(', ');
+  const cut = (shown, total) => (total > shown ? `, … ${total - shown} more` : '');
+  switch (value.t) {
+    case 'float': return exactFloat(value.v);
+    case 'int': case 'dtype': case 'device': return String(value.v);
+    case 'str': return quote(String(value.v)) + (value.len > String(value.v).length ? ` … (${value.len} characters)` : '');
+    case 'bytes': return String(value.v);
+    case 'list': case 'tuple': case 'set': case 'frozenset': {
+      const items = value.items || [];
+      const [open, close] = brackets(value.t);
+      const single = value.t === 'tuple' && items.length === 1 ? ',' : '';
+      return `${open}${many(items)}${single}${cut(items.length, value.len ?? items.length)}${close}`;
+    }
+    case 'dict': return `{${pairs(value.items || [], ': ')}${cut((value.items || []).length, value.len ?? 0)}}`;
+    case 'dataclass': return `${value.cls}(${pairs(value.fields || [], '=', String)})`;
+    case 'tensor': case 'ndarray': {
+      const isFloat = /float|half|bfloat|complex|double/.test(value.dtype);
+      const write = (data) => (Array.isArray(data) ? `[${data.map(write).join(', ')}]` : exactCell(data, isFloat));
+      const data = value.data !== undefined ? write(value.data) : `${write(value.preview || [])} (first ${(value.preview || []).length} of the elements, flattened)`;
+      const shape = value.shape || [];
+      return `${value.t}(${data}, shape=(${shape.join(', ')}${shape.length === 1 ? ',' : ''}), dtype=${value.dtype})`;
+    }
+    case 'finfo': case 'iinfo':
+      return `${value.t}(${['bits', 'min', 'max', 'eps', 'tiny', 'resolution'].filter((k) => value[k] !== undefined)
+        .map((k) => `${k}=${value.t === 'finfo' && k !== 'bits' ? exactFloat(value[k]) : value[k]}`).join(', ')}, dtype=${value.dtype})`;
+    default:
+      return value.repr === null || value.repr === undefined ? `<${value.cls}>` : String(value.repr);
+  }
 }
