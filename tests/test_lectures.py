@@ -26,8 +26,8 @@ def traced(tmp_path_factory) -> tuple[subprocess.CompletedProcess, Path]:
     """Trace every lecture with `python -m cs336_lectures trace`; (the process, the output folder)."""
     out = tmp_path_factory.mktemp("lecture-traces")
     files = [f"lectures/{name}.py" for name in LECTURES]
-    # conftest.py puts TIKTOKEN_CACHE_DIR into os.environ when ../shared is present; the
-    # subprocess inherits it, so GPT-2's tokenizer loads offline.
+    # conftest.py puts TIKTOKEN_CACHE_DIR (the GPT-2 files in tests/fixtures) into os.environ;
+    # the subprocess inherits it, so GPT-2's tokenizer loads offline.
     process = subprocess.run(
         [sys.executable, "-m", "cs336_lectures", "trace", *files, "-o", str(out), "--quiet"],
         cwd=ROOT, env=dict(os.environ), capture_output=True, text=True, timeout=600,
