@@ -80,11 +80,13 @@ class Supervision:
         self._tracer: Tracer | None = None
         self._header: dict = {}
         self._returned = threading.Event()  # the run came back to the tracer
-        self._lock = threading.Lock()  # one snapshot at a time
+        self._stopped = threading.Event()  # a limit was reached: the enforcer writes the last snapshot
+        self._sending = threading.Lock()  # one message at a time
+        self._snapshotting = threading.Lock()  # one snapshot at a time
         self._stacks: io.BufferedWriter | None = None
 
     def send(self, **message: Any) -> None:
-        with self._lock:
+        with self._sending:
             self._control.write(json.dumps(message).encode() + b"\n")
             self._control.flush()
 
@@ -108,6 +110,7 @@ class Supervision:
 
     def _on_stop(self) -> None:
         """The tracer reached a limit (main thread or watchdog thread): the run must now end."""
+        self._stopped.set()
         self.send(stopping=True)
         threading.Thread(target=self._enforce, name="trace-enforcer", daemon=True).start()
 
@@ -122,14 +125,16 @@ class Supervision:
 
     def _snapshot_loop(self) -> None:
         wait, written_steps = SNAPSHOT_MIN_S / 8, -1  # the first snapshots come soon: a lecture may stick early
-        while not self._returned.wait(wait):
+        while not self._returned.wait(wait) and not self._stopped.is_set():
             steps = len(self._tracer.steps)
             if steps == written_steps:
                 continue
             began = time.perf_counter()
             self._write_snapshot()
-            written_steps = steps
-            wait = max(min(2 * wait, SNAPSHOT_MIN_S), SNAPSHOT_COST_SHARE * (time.perf_counter() - began))
+            written_steps, took = steps, time.perf_counter() - began
+            # The snapshot held the GIL that long (json.dumps is one C call): the parent's countdown waits as long.
+            self.send(snapshot_s=took)
+            wait = max(min(2 * wait, SNAPSHOT_MIN_S), SNAPSHOT_COST_SHARE * took)
 
     def _write_snapshot(self) -> None:
         tracer = self._tracer
@@ -139,7 +144,7 @@ class Supervision:
         if tracer.stop_message is not None:
             header["message"] = tracer.stop_message
         temp = self.snapshot_path.with_suffix(".tmp")
-        with self._lock:  # only a process that dies needs this file, so no fsync: a rename is enough
+        with self._snapshotting:  # only a process that dies needs this file, so no fsync: a rename is enough
             temp.write_text(json.dumps(tracer.snapshot(header), separators=(",", ":"), ensure_ascii=False,
                                        allow_nan=False), encoding="utf-8", errors="backslashreplace")
             os.replace(temp, self.snapshot_path)
@@ -349,6 +354,9 @@ class _Watch:
                 self.deadline = min(self.deadline or math.inf, time.monotonic() + KILL_AFTER_S)
         elif message.get("writing"):
             self.deadline = None  # only our own writing is left
+        elif "snapshot_s" in message:
+            if self.deadline is not None:
+                self.deadline += message["snapshot_s"]
         else:
             self.outcome.result = message
 
