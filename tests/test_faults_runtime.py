@@ -125,13 +125,14 @@ CATCH_EVERYTHING = """\
 
 
 @pytest.mark.parametrize("flags, status", [(("--max-steps", "500"), "max_steps"), (("--timeout", "1"), "timeout")])
-def test_a_limit_ends_a_lecture_that_catches_base_exception(tmp_path, validate_trace, flags, status):
+def test_a_limit_ends_a_lecture_that_catches_base_exception(tmp_path, flags, status):
     path = lecture(tmp_path, CATCH_EVERYTHING)
     done = trace_command(path, *flags, "--quiet")
     assert done.returncode == 1
     line = summary_line(done.stderr)
     assert f": {status}, " in line and "caught the stop and went on, so it was ended" in line
-    trace = validate_trace(tmp_path / "out" / "lecture.json")
+    # Not schema-validated here: a second of a tight loop is a million steps (other tests validate).
+    trace = json.loads((tmp_path / "out" / "lecture.json").read_text())
     assert trace["header"]["status"] == status
     if status == "max_steps":
         assert trace["header"]["num_steps"] == 500
