@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-LECTURES := lectures/lecture_01.py lectures/lecture_02.py lectures/example_basics.py
+LECTURES := lectures/lecture_01.py lectures/lecture_02.py lectures/example_basics.py lectures/example_i18n.py \
+            lectures/example_distributed.py
 TIKTOKEN_FIXTURE := $(abspath tests/fixtures/tiktoken-cache)
 
 # GPT-2's tokenizer files for tiktoken, offline: the copy shipped with the tests (tests/fixtures/README.md).

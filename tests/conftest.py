@@ -97,7 +97,9 @@ def browser():
 
 @pytest.fixture
 def page(browser):
-    context = browser.new_context()
+    # Playwright evaluates wait_for_function's predicates with eval, which the viewer's own
+    # Content-Security-Policy forbids; tests of that policy (test_faults_web.py) open their own context.
+    context = browser.new_context(bypass_csp=True)
     page = context.new_page()
     yield page
     context.close()

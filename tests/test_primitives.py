@@ -94,6 +94,7 @@ def test_text_renders_markdown_with_headings(recorder):
     assert rendering["type"] == "markdown" and rendering["headings"] == [[1, "Tokenization", "tokenization"]]
     assert "<math" in rendering["html"] and "&lt;b&gt;" in rendering["html"]
     assert "verbatim" not in rendering and "style" not in rendering
+    assert rendering["source"] == "# Tokenization\nStrings become $n$ integers. <b>not bold</b>"  # math kept for notebooks
 
 
 def test_heading_anchors_are_unique_within_a_trace(recorder):
@@ -109,6 +110,7 @@ def test_text_verbatim_and_style(recorder):
         "html": '<pre class="verbatim">x &lt;- *1*</pre>',
         "headings": [],
         "verbatim": True,
+        "source": "x <- *1*",
         "style": {"font-size": "20px", "color": "#333", "--accent": "teal"},
     }
 

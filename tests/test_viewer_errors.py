@@ -47,7 +47,7 @@ def site(tmp_path_factory):
 
 @pytest.mark.parametrize("name, expected", [
     ("truncated", "not valid JSON"),
-    ("wrong_version", "version 3, but this viewer reads versions 1 and 2"),
+    ("wrong_version", "version 3, but this viewer reads versions 1, 2"),
     ("wrong_format", 'not a cs336-lectures trace: its format is "something-else"'),
     ("bad_step", "steps[3] points at line 9999"),
     ("not_a_trace", "not a trace object"),

@@ -307,3 +307,39 @@ def test_without_the_token_edit_is_not_offered_and_e_says_how(browser, live):
         assert not page.locator(".cs336-live-editor").is_visible()
     finally:
         context.close()
+
+
+def test_a_failed_retrace_speaks_the_chosen_language(page, live):
+    page.goto(f"{live.url}&trace=live_lecture&lang=ru")
+    page.wait_for_selector(".code .line.current", state="attached")
+    # The editor's messages too: an unsaved change, then the warning before discarding it.
+    page.keyboard.press("e")
+    editor = page.locator(".cs336-live-text")
+    editor.wait_for(state="visible")
+    assert page.locator(".cs336-live-save").inner_text() == "Сохранить"
+    editor.press("Control+Home")
+    editor.press("Tab")
+    assert page.locator(".cs336-live-status").inner_text() == "Есть несохранённые изменения"
+    editor.press("Escape")
+    assert page.locator(".cs336-live-status").inner_text().startswith("Есть несохранённые изменения: Ctrl+S сохраняет")
+    editor.press("Escape")
+    page.locator(".cs336-live-editor").wait_for(state="hidden")
+    live.lecture.write_text(LECTURE.replace("len(greeting) + 1", "len(greeting) / 0"))
+    banner = page.locator(".retrace-failure")
+    banner.locator(".rf-show").wait_for(timeout=120_000)
+    assert banner.locator(".rf-summary").inner_text().startswith("Повторная трассировка live_lecture не удалась: ZeroDivisionError")
+    assert banner.locator(".rf-show").inner_text() == f"к строке {TOTAL_LINE}"
+    assert banner.locator(".rf-toggle").inner_text() == "трассировка стека"
+    # Switching language relabels the banner in place: its summary, actions and buttons.
+    page.locator("#language").select_option("zh")
+    page.wait_for_function("(text) => document.querySelector('.rf-summary').textContent.startsWith(text)",
+                           arg="重新追踪 live_lecture 失败：ZeroDivisionError")
+    assert banner.locator(".rf-show").inner_text() == f"转到第 {TOTAL_LINE} 行"
+    assert banner.locator(".rf-close").get_attribute("title") == "关闭提示"
+    page.locator("#home").click()
+    card = page.locator(".trace-card", has_text="live_lecture")
+    card.locator(".badge-failing").wait_for()
+    assert card.locator(".badge-failing").inner_text() == "文件当前出错"
+    assert "磁盘上的文件追踪失败" in card.inner_text()
+    live.lecture.write_text(LECTURE)
+    banner.wait_for(state="hidden", timeout=120_000)

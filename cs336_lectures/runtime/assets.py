@@ -21,6 +21,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from cs336_lectures.runtime.atomic import write_bytes_atomically
+from cs336_lectures.runtime.passive_svg import make_passive
 
 INLINE_LIMIT = 8 * 1024  # bytes; smaller assets become data: URLs
 FETCH_TIMEOUT_S = 3.0  # per socket operation
@@ -71,6 +72,8 @@ class AssetStore:
         if len(data) < INLINE_LIMIT:
             mime = MIME_TYPES.get(suffix, "application/octet-stream")
             return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+        if suffix == "svg":  # a file a static host serves as a document of the site: it must not script
+            data = make_passive(data)
         name = f"{hashlib.sha256(data).hexdigest()[:16]}.{suffix}"
         path = self.folder / name
         # Same name means same content, so an existing file of the right size is kept as is.

@@ -1,4 +1,4 @@
-"""The command line: `cs336-lectures trace | serve | build` (also `python -m cs336_lectures`).
+"""The command line: `cs336-lectures trace | serve | build | i18n` (also `python -m cs336_lectures`).
 
 `trace` runs lectures under the tracer and writes their traces; `serve` and `build` belong to
 cs336_lectures.runtime.server and cs336_lectures.runtime.site, imported only when asked for, so that tracing
@@ -29,6 +29,10 @@ DELEGATED = {  # subcommand -> (module defining add_arguments(parser) and run(ar
     "serve": ("cs336_lectures.runtime.server", "serve the viewer and traces; re-trace lectures when they change"),
     "build": ("cs336_lectures.runtime.site", "export the viewer and traces as a static site"),
     "import": ("cs336_lectures.runtime.course_import", "convert traces published by the Stanford course into ours"),
+    "export": ("cs336_lectures.runtime.export", "write a lecture or a trace as a Jupyter notebook or markdown"),
+    "show": ("cs336_lectures.runtime.terminal", "show a trace in the terminal, step by step"),
+    "i18n": ("cs336_lectures.runtime.i18n_cli", "extract and check the translation catalogs of lectures"),
+    "jobs": ("cs336_lectures.runtime.jobs", "list trace jobs submitted with --executor, or wait for one"),
 }
 
 TRACE_DESCRIPTION = """\
@@ -53,7 +57,7 @@ or --timeout (its trace is written, ending where it stopped); 2 a lecture could 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line (sys.argv[1:] when `argv` is None); returns the exit status."""
-    if argv is None and sys.argv[1:2] == ["trace"]:
+    if argv is None and sys.argv[1:2] in (["trace"], ["export"]):  # export traces a lecture first
         _fix_hash_seed()
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
@@ -122,6 +126,9 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=_seed, default=0, metavar="N",
                         help="seed for random, numpy and torch (default: 0)")
     parser.add_argument("--quiet", action="store_true", help="no progress display, no summary lines")
+    from cs336_lectures.runtime import executor
+
+    executor.add_arguments(parser)
 
 
 def trace(args: argparse.Namespace, argv: list[str]) -> int:
@@ -141,6 +148,10 @@ def trace(args: argparse.Namespace, argv: list[str]) -> int:
         if refusal:  # a clone of the Stanford course keeps its published traces in var/traces
             print(f"{PROG}: error: {refusal}", file=sys.stderr)
             return 2
+    if args.executor is not None:
+        from cs336_lectures.runtime import executor
+
+        return executor.run(args, argv, PROG)
     status = 0
     for file in args.files:
         traced = functools.partial(

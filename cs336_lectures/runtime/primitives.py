@@ -4,8 +4,9 @@ A lecture is an ordinary Python program. While the tracer runs it, a *recorder* 
 and each primitive turns its arguments into a rendering (a small dict, see
 trace/README.md "Renderings") that the recorder attaches to the line being executed. Run
 with plain ``python``, no recorder is active and the primitives do nothing, so a lecture
-costs nothing extra outside the tracer. Arguments are still checked either way, so a
-mistake shows up the same in both.
+costs nothing extra outside the tracer. Inside an IPython kernel (Jupyter, Colab) they show
+each rendering inline instead (cs336_lectures.runtime.notebook). Arguments are checked
+either way, so a mistake shows up the same everywhere.
 
     >>> text("Tokenization turns **strings** into integers: $s \\\\mapsto (t_1, \\\\dots, t_n)$")
     >>> link(title="Neural Machine Translation of Rare Words with Subword Units",
@@ -20,6 +21,7 @@ import contextlib
 import functools
 import inspect
 import io
+import linecache
 import math
 import os
 import re
@@ -34,6 +36,7 @@ from urllib.parse import urlsplit
 
 from cs336_lectures.runtime.assets import AssetStore, sniff_image_suffix
 from cs336_lectures.runtime.rendering import render_markdown, render_verbatim
+from cs336_lectures.runtime.translation import translate_figure, translate_text
 
 __all__ = ["Recorder", "Reference", "active_recorder", "image", "link", "plot", "set_recorder", "solution", "text"]
 
@@ -74,6 +77,16 @@ def set_recorder(recorder: Recorder | None) -> Recorder | None:
     return previous
 
 
+def _recording() -> bool:
+    """Whether the primitives render: inside a trace, or inside an IPython kernel, where the first
+    primitive called installs a recorder that displays each rendering inline."""
+    if _recorder is None:
+        from cs336_lectures.runtime.notebook import kernel_recorder  # light: imports IPython only in a kernel
+
+        set_recorder(kernel_recorder())
+    return _recorder is not None
+
+
 def active_recorder() -> Recorder | None:
     """The recorder set by the tracer, or None outside a trace."""
     return _recorder
@@ -111,13 +124,15 @@ def text(markdown: str, verbatim: bool = False, style: dict[str, str] | None = N
     if not isinstance(markdown, str):
         raise TypeError(f"text() expects a markdown string, not {type(markdown).__name__}")
     style = _check_style(style)
-    if _recorder is None:
+    if not _recording():
         return
     if verbatim:
         rendering = {"type": "markdown", "html": render_verbatim(markdown), "headings": [], "verbatim": True}
     else:
         html, headings = render_markdown(markdown, _anchors)
         rendering = {"type": "markdown", "html": html, "headings": headings}
+        rendering.update(translate_text(markdown, sys._getframe(1), headings, _anchors))
+    rendering["source"] = markdown  # what a notebook or a terminal shows instead of the HTML
     if style:
         rendering["style"] = style
     _recorder.add_rendering(rendering)
@@ -153,7 +168,7 @@ def image(path_or_url: str | os.PathLike, width: int | float | str | None = None
     if not isinstance(source, str):
         raise TypeError(f"image() expects a file path or a URL, not {type(path_or_url).__name__}")
     width = _check_width(width)
-    if _recorder is None:
+    if not _recording():
         return
     url = urlsplit(source)
     is_url = url.scheme.lower() in ("http", "https")
@@ -258,14 +273,14 @@ def link(
             raise TypeError(f"link(): title must be a string, not {type(title).__name__}")
         # Looked up even without a recorder: code with no Python source fails the same way in both.
         path, line, name = _code_location(arg, title)
-        if _recorder is None:
+        if not _recording():
             return
         rendering = {"type": "link", "title": name, "file": _recorder.file_index(path), "line": line}
     else:
         raise TypeError(
             f"link() expects a URL, a Reference, or a function/class/module, not {type(arg).__name__}"
         )
-    if _recorder is not None:
+    if _recording():
         _recorder.add_rendering(rendering)
 
 
@@ -374,11 +389,17 @@ def plot(figure: Any) -> None:
         figure = figure.figure  # an Axes
     if not hasattr(figure, "savefig"):
         raise TypeError(f"plot() expects a matplotlib figure, not {type(figure).__name__}")
-    if _recorder is None:
+    if not _recording():
         return
     title = _figure_title(figure)
     try:
         rendering = {"type": "plot", "src": _recorder.assets.add(figure_svg(figure), "svg"), "alt": title}
+        translations = {}
+        drawn = translate_figure(figure, sys._getframe(1), lambda translated: (figure_svg(translated), _figure_title(translated)))
+        for language, (svg, alt) in drawn.items():
+            translations[language] = {"src": _recorder.assets.add(svg, "svg"), "alt": alt}
+        if translations:
+            rendering["translations"] = translations
     except Exception as error:  # run without the tracer, the lecture would not have failed here
         rendering = {"type": "image", "src": None, "alt": title,
                      "error": f"cannot draw the plot: {type(error).__name__}: {error}"}
@@ -418,11 +439,11 @@ def solution() -> Iterator[None]:
     ...     params = train_simple_bpe(string, num_merges=8)
     ...     text(f"At merge {merge_number}.")
     """
-    caller = sys._getframe(2)  # past contextmanager's __enter__
-    first_line, last_line = _with_body_lines(caller.f_code.co_filename, caller.f_lineno)
-    if _recorder is None:
+    if not _recording():
         yield
         return
+    caller = sys._getframe(2)  # past contextmanager's __enter__
+    first_line, last_line = _with_body_lines(caller.f_code.co_filename, caller.f_lineno)
     handle = _recorder.open_solution(caller.f_code.co_filename, first_line, last_line)
     try:
         yield
@@ -443,10 +464,11 @@ def _with_statements(path: str) -> dict[int, tuple[int, int]]:
 
     Parsed afresh on each call (a few milliseconds): the server re-traces a lecture after every save.
     """
+    # linecache rather than the file: it also holds the cells of an IPython kernel, which have no file.
+    linecache.checkcache(path)
     try:
-        with tokenize.open(path) as file:
-            tree = ast.parse(file.read(), path)
-    except (OSError, SyntaxError, UnicodeDecodeError):
+        tree = ast.parse("".join(linecache.getlines(path)), path)
+    except SyntaxError:
         return {}
     spans: dict[int, tuple[int, int]] = {}
     for node in ast.walk(tree):

@@ -19,7 +19,7 @@ import re
 import unicodedata
 import xml.etree.ElementTree as ElementTree
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -41,11 +41,12 @@ UNSAFE_ATTRIBUTE_VALUE = re.compile(r"javascript:|url\(|expression\(", re.IGNORE
 # ---------------------------------------------------------------- markdown and math
 
 
-def render_markdown(text: str, anchors: set[str] | None = None) -> tuple[str, list[list]]:
+def render_markdown(text: str, anchors: set[str] | None = None, reuse: Sequence[str] = ()) -> tuple[str, list[list]]:
     """Markdown (with $math$) to HTML, plus its headings as [[level, text, anchor], ...].
 
     `anchors` holds the heading ids already used in the document; new ones are made unique
-    against it and added, so several text() calls in one lecture never share an id.
+    against it and added, so several text() calls in one lecture never share an id. The i-th
+    heading takes `reuse[i]` instead when given: a translation keeps the English anchors.
 
     >>> render_markdown("## Byte pairs")
     ('<h2 id="byte-pairs">Byte pairs</h2>\\n', [[2, 'Byte pairs', 'byte-pairs']])
@@ -59,7 +60,7 @@ def render_markdown(text: str, anchors: set[str] | None = None) -> tuple[str, li
     for index, token in enumerate(tokens):
         if token.type == "heading_open":
             title = _plain_text(tokens[index + 1])
-            anchor = _unique_anchor(_slug(title), used)
+            anchor = reuse[len(headings)] if len(headings) < len(reuse) else _unique_anchor(_slug(title), used)
             token.attrSet("id", anchor)
             headings.append([int(token.tag[1]), title, anchor])
     return parser.renderer.render(tokens, parser.options, {}), headings

@@ -43,8 +43,10 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from cs336_lectures.runtime.atomic import write_bytes_atomically
-from cs336_lectures.runtime.site import DEFAULT_TRACES, FAILED_SUFFIX, INDEX_NAME, VIEWER_DIR, build_index
+from cs336_lectures.runtime.catalog import LANGUAGES, catalog_path
+from cs336_lectures.runtime.editing import SourceError, read_source, save_source
+from cs336_lectures.runtime.site import (CONTENT_SECURITY_POLICY, DEFAULT_TRACES, FAILED_SUFFIX, INDEX_NAME, VIEWER_DIR,
+                                         build_index)
 
 TOKEN_HEADER = "X-CS336-Token"
 # On every response, so the viewer can tell this server from a static host without asking a
@@ -54,6 +56,12 @@ TRACER_COMMAND = [sys.executable, "-m", "cs336_lectures", "trace"]
 POLL_SECONDS = 0.5
 SSE_KEEPALIVE_SECONDS = 15.0
 MAX_SOURCE_BYTES = 5 * 1024 * 1024
+# A file name longer than this cannot exist (NAME_MAX on Linux and macOS); refused before the
+# file system says "File name too long".
+MAX_NAME_BYTES = 255
+# Seconds one read or write on a connection may wait: a client that stops sending in the
+# middle of its headers or body, or stops reading an event stream, frees its thread after this.
+CONNECTION_TIMEOUT_SECONDS = 60.0
 ERROR_TAIL_LINES = 30
 # The tracer enforces --timeout itself; this only catches a tracer that hangs regardless.
 TRACER_GRACE_SECONDS = 60.0
@@ -98,12 +106,17 @@ def contained_file(root: Path, relative: str) -> Path:
         raise Refused(HTTPStatus.FORBIDDEN, "path not allowed")
     if any(part.startswith(".") for part in parts if part):
         raise Refused(HTTPStatus.NOT_FOUND, "not found")  # hidden files, e.g. a re-trace in progress
-    root = root.resolve()
-    path = (root / "/".join(part for part in parts if part)).resolve()
-    if path != root and root not in path.parents:
-        raise Refused(HTTPStatus.FORBIDDEN, "path leaves the served folder")
-    if not path.is_file():
-        raise Refused(HTTPStatus.NOT_FOUND, "not found")
+    if any(len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for part in parts):
+        raise Refused(HTTPStatus.NOT_FOUND, f"not found (a name in the path is longer than {MAX_NAME_BYTES} bytes)")
+    try:
+        root = root.resolve()
+        path = (root / "/".join(part for part in parts if part)).resolve()
+        if path != root and root not in path.parents:
+            raise Refused(HTTPStatus.FORBIDDEN, "path leaves the served folder")
+        if not path.is_file():
+            raise Refused(HTTPStatus.NOT_FOUND, "not found")
+    except (OSError, RuntimeError) as error:  # e.g. a symlink loop; Python 3.11 reports some as RuntimeError
+        raise Refused(HTTPStatus.NOT_FOUND, f"not found ({getattr(error, 'strerror', None) or error})") from None
     return path
 
 
@@ -156,12 +169,24 @@ class Lecture:
         self.generation = 0
         self.seen = self.stamp()
 
-    def stamp(self) -> tuple[int, int] | None:
-        try:
-            stat = self.path.stat()
-        except OSError:
-            return None
-        return (stat.st_mtime_ns, stat.st_size)
+    def sources(self) -> list[Path]:
+        """The files its trace is made from: the lecture, then its translation catalogs (which may not exist)."""
+        return [self.path, *(catalog_path(self.path, language) for language in LANGUAGES)]
+
+    def stamp(self) -> tuple | None:
+        """(mtime, size) of each of its sources (None for a missing catalog), so that a translator's
+        save re-traces too; None while the lecture itself is missing."""
+        stamps = []
+        for path in self.sources():
+            try:
+                stat = path.stat()
+            except OSError:
+                if path == self.path:
+                    return None
+                stamps.append(None)
+                continue
+            stamps.append((stat.st_mtime_ns, stat.st_size))
+        return tuple(stamps)
 
 
 class Retracer:
@@ -409,7 +434,8 @@ class LectureServer(ThreadingHTTPServer):
         for lecture in self.lectures.values():
             trace = self.traces_dir / f"{lecture.name}.json"
             try:
-                stale = trace.stat().st_mtime < lecture.path.stat().st_mtime
+                newest = max(path.stat().st_mtime for path in lecture.sources() if path == lecture.path or path.exists())
+                stale = trace.stat().st_mtime < newest
             except FileNotFoundError:
                 stale = True
             if stale:
@@ -462,6 +488,7 @@ class RequestHandler(BaseHTTPRequestHandler):
     server: LectureServer
     server_version = "cs336-lectures"
     protocol_version = "HTTP/1.1"
+    timeout = CONNECTION_TIMEOUT_SECONDS  # socketserver applies it to every read and write
 
     # --- dispatch -------------------------------------------------------------------------
 
@@ -485,7 +512,7 @@ class RequestHandler(BaseHTTPRequestHandler):
                 self._check_token()
                 self._post(path, query)
             elif path == "/api/events":
-                self._events()
+                self._events(head)
             else:
                 self._get(path, query, head)
         except Refused as refusal:
@@ -532,8 +559,8 @@ class RequestHandler(BaseHTTPRequestHandler):
         elif path == "/api/source":
             lecture = self._lecture(query)
             try:
-                source = lecture.path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as error:
+                source = read_source(lecture.path)
+            except (OSError, SourceError) as error:
                 raise Refused(HTTPStatus.INTERNAL_SERVER_ERROR, f"cannot read {lecture.given}: {error}") from None
             self._send_json({"path": server.lecture_path_for_display(lecture), "source": source}, head=head)
         elif path.startswith("/api/"):
@@ -555,7 +582,9 @@ class RequestHandler(BaseHTTPRequestHandler):
             source = self._read_source()
             try:
                 self._save(lecture, source)
-            except (OSError, UnicodeError) as error:
+            except SourceError as error:
+                raise Refused(HTTPStatus.BAD_REQUEST, f"cannot save {lecture.given}: {error}") from None
+            except OSError as error:
                 raise Refused(HTTPStatus.INTERNAL_SERVER_ERROR, f"cannot save {lecture.given}: {error}") from None
             server.retracer.request(lecture)
             server.log(f"{lecture.given} saved from the browser")
@@ -569,44 +598,51 @@ class RequestHandler(BaseHTTPRequestHandler):
 
     @staticmethod
     def _save(lecture: Lecture, source: str) -> None:
-        """Write the lecture, the previous version kept as <file>.bak; both writes atomic."""
+        """Write the lecture, keeping the versions it replaces as backups (editing.py)."""
         with lecture.lock:  # the watcher must not take this write for an outside change
-            try:
-                previous = lecture.path.read_text(encoding="utf-8")
-                write_bytes_atomically(lecture.path.with_name(lecture.path.name + ".bak"), previous.encode("utf-8"), keep_mode=True)
-            except FileNotFoundError:
-                pass
-            write_bytes_atomically(lecture.path, source.encode("utf-8"), keep_mode=True)
+            save_source(lecture.path, source)
             lecture.seen = lecture.stamp()
 
     def _read_source(self) -> str:
-        try:
-            length = int(self.headers.get("Content-Length") or "")
-        except ValueError:
-            raise Refused(HTTPStatus.LENGTH_REQUIRED, "Content-Length required") from None
-        if length < 0 or length > MAX_SOURCE_BYTES:
+        given = (self.headers.get("Content-Length") or "").strip()
+        if not given:
+            raise Refused(HTTPStatus.LENGTH_REQUIRED, "Content-Length required")
+        if not (given.isascii() and given.isdigit()):  # int() would also take "-5", "+5" and "5_0"
+            raise Refused(HTTPStatus.BAD_REQUEST, f"Content-Length {given[:40]!r} is not a number of bytes")
+        length = int(given)
+        if length > MAX_SOURCE_BYTES:
             raise Refused(HTTPStatus.REQUEST_ENTITY_TOO_LARGE, f"the source may be at most {MAX_SOURCE_BYTES} bytes")
         try:
-            body = json.loads(self.rfile.read(length).decode("utf-8"))
+            raw = self.rfile.read(length)
+        except TimeoutError:
+            raise Refused(HTTPStatus.REQUEST_TIMEOUT, f"the body did not arrive within {self.timeout:g} s") from None
+        if len(raw) < length:
+            raise Refused(HTTPStatus.BAD_REQUEST, f"the body ended after {len(raw)} of {length} bytes")
+        try:
+            body = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError):
             raise Refused(HTTPStatus.BAD_REQUEST, 'expected a JSON body {"source": "..."}') from None
+        except RecursionError:
+            raise Refused(HTTPStatus.BAD_REQUEST, "the JSON body is nested too deeply") from None
         if not isinstance(body, dict) or not isinstance(body.get("source"), str):
             raise Refused(HTTPStatus.BAD_REQUEST, 'expected a JSON body {"source": "..."}')
         return body["source"]
 
     # --- Server-Sent Events ---------------------------------------------------------------
 
-    def _events(self) -> None:
+    def _events(self, head: bool) -> None:
         """One stream per viewer: the latest state of each trace (marked replay), then live events."""
+        self.send_response(HTTPStatus.OK)
+        self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        self.send_header("Cache-Control", "no-store")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        if head:  # the headers a GET would get, and no stream
+            return
         hub = self.server.hub
-        listener, latest = hub.subscribe()
+        listener, latest = hub.subscribe()  # `latest` includes anything published before this
         try:
-            self.send_response(HTTPStatus.OK)
-            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
-            self.send_header("Cache-Control", "no-store")
-            self.send_header("Connection", "close")
-            self.end_headers()
-            self.close_connection = True
             self.wfile.write(b"retry: 1000\n\n")
             for event in latest:
                 self._send_event({**event, "replay": True})
@@ -636,8 +672,8 @@ class RequestHandler(BaseHTTPRequestHandler):
         self.send_header("X-Content-Type-Options", "nosniff")
         self.send_header("Referrer-Policy", "no-referrer")
         # Scripts only from this server (never from HTML inside a trace), and no framing of the editor.
-        self.send_header("Content-Security-Policy",
-                         "script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
+        # The static site carries the same policy as a <meta> (site.py), which cannot say frame-ancestors.
+        self.send_header("Content-Security-Policy", f"{CONTENT_SECURITY_POLICY}; frame-ancestors 'none'")
         self.send_header("X-Frame-Options", "DENY")
 
     def _send_json(self, data: object, status: HTTPStatus = HTTPStatus.OK, head: bool = False) -> None:

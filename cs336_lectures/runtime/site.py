@@ -25,6 +25,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from cs336_lectures.runtime.passive_svg import make_passive
 from cs336_lectures.runtime.trace_format import FORMAT, READABLE_VERSIONS
 
 VIEWER_DIR = Path(__file__).resolve().parents[2] / "viewer"
@@ -32,6 +33,14 @@ VIEWER_PARTS = ("index.html", "css", "js")
 DEFAULT_TRACES = Path("var/traces")
 INDEX_NAME = "index.json"
 FAILED_SUFFIX = ".failed.json"  # the server's copy of a failed re-trace, kept beside the good one
+# What a page of the site may run: its own scripts, never script inside a trace's HTML (inline
+# handlers, javascript: URLs), no plugins, no <base> redirecting its modules. viewer/index.html
+# carries exactly this as a <meta> so that a static host enforces it too; the local server
+# also sends it as a header, with frame-ancestors (which a <meta> cannot set).
+CONTENT_SECURITY_POLICY = "script-src 'self'; object-src 'none'; base-uri 'none'"
+# Assets a site may hold: images only. Anything else named under assets/ by a trace (say
+# assets/x.html) would be served by a static host as a page of the site's origin.
+SITE_ASSET_SUFFIXES = frozenset({"png", "jpg", "jpeg", "gif", "webp", "svg", "bmp", "ico", "avif"})
 
 # Header fields are small and come first in a trace, so reading this much almost always
 # finds the whole header without parsing a trace that may be tens of megabytes.
@@ -47,16 +56,26 @@ class SiteError(Exception):
 
 def trace_files(traces_dir: Path) -> list[Path]:
     """The trace files of a folder, by trace name (a lecture, then its sections): `*.json`
-    except the index, hidden temp files and the server's failed re-traces."""
+    except the index, hidden temp files, the server's failed re-traces and links to files outside
+    the folder."""
     if not traces_dir.is_dir():
         return []
     return sorted(
         (path
          for path in traces_dir.iterdir()
          if path.suffix == ".json" and path.name != INDEX_NAME and not path.name.startswith(".")
-         and not path.name.endswith(FAILED_SUFFIX) and path.is_file()),
+         and not path.name.endswith(FAILED_SUFFIX) and path.is_file() and resolves_inside(path, traces_dir)),
         key=lambda path: path.stem,
     )
+
+
+def resolves_inside(path: Path, folder: Path) -> bool:
+    """Whether `path`, symlinks followed, is inside `folder`: a link may not bring an outside
+    file's content into an index or a site."""
+    try:
+        return folder.resolve() in path.resolve().parents
+    except (OSError, RuntimeError):  # a symlink loop
+        return False
 
 
 def _check_format(data: object, path: Path) -> dict:
@@ -67,8 +86,8 @@ def _check_format(data: object, path: Path) -> dict:
     if data.get("format") != FORMAT:
         raise SiteError(f"{path}: not a trace (format is {data.get('format')!r}, expected {FORMAT!r})")
     if data.get("version") not in READABLE_VERSIONS:
-        raise SiteError(f"{path}: trace version {data.get('version')!r} is not supported "
-                        f"(this build reads versions {', '.join(map(str, READABLE_VERSIONS))})")
+        known = ", ".join(map(str, READABLE_VERSIONS))
+        raise SiteError(f"{path}: trace version {data.get('version')!r} is not supported (this build reads versions {known})")
     header = data.get("header")
     if not isinstance(header, dict):
         raise SiteError(f"{path}: the trace has no header")
@@ -223,11 +242,7 @@ def write_site(trace_paths: list[Path], out: Path, viewer_dir: Path = VIEWER_DIR
         for path, text in texts.items():
             (traces / path.name).write_text(text, encoding="utf-8")
             for asset in sorted(referenced_assets(text)):
-                source = path.parent / "assets" / asset
-                if source.is_file():
-                    shutil.copy2(source, traces / "assets" / asset)
-                else:
-                    print(f"cs336-lectures: warning: {path} refers to assets/{asset}, which is missing", file=sys.stderr)
+                _copy_asset(path, asset, traces / "assets")
         index = build_index(traces)
         (traces / INDEX_NAME).write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
         _replace_folder(staging, out)
@@ -235,6 +250,26 @@ def write_site(trace_paths: list[Path], out: Path, viewer_dir: Path = VIEWER_DIR
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return index
+
+
+def _copy_asset(trace: Path, asset: str, assets: Path) -> None:
+    """Copy assets/<asset> from beside `trace` into the site: an image inside the trace's folder,
+    SVGs made passive (passive_svg.py); anything else is left out with a warning."""
+    source = trace.parent / "assets" / asset
+    suffix = asset.rpartition(".")[2].lower()
+    if suffix not in SITE_ASSET_SUFFIXES:
+        reason = "is not an image"
+    elif not source.is_file():
+        reason = "is missing"
+    elif not resolves_inside(source, trace.parent):
+        reason = "is a link to a file outside the traces folder"
+    else:
+        if suffix == "svg":
+            (assets / asset).write_bytes(make_passive(source.read_bytes()))
+        else:
+            shutil.copy2(source, assets / asset)
+        return
+    print(f"cs336-lectures: warning: {trace} refers to assets/{asset}, which {reason}; left out", file=sys.stderr)
 
 
 def _replace_folder(new: Path, out: Path) -> None:

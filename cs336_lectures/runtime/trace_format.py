@@ -58,6 +58,8 @@ class Step:
     stdout: str = ""
     stderr: str = ""
     error: dict | None = None
+    collectives: list[dict] = field(default_factory=list)  # torch.distributed calls of this line, decoded
+    rank: int | None = None  # the rank whose process ran the step; None: the lecture's own process
 
 
 @dataclass
@@ -80,6 +82,21 @@ class Solution:
 
 
 @dataclass
+class Rank:
+    """One process of a distributed program the lecture started (`ranks`, version 2)."""
+
+    group: int
+    rank: int
+    status: str  # ok, error, aborted, terminated, lost, or a tracer status (max_steps)
+    message: str | None
+    steps: list[Step]
+
+    def values_of(self, name: str) -> list[Any]:
+        """Every value of `name` this rank recorded, in execution order."""
+        return [step.values[name] for step in self.steps if name in step.values]
+
+
+@dataclass
 class Trace:
     """A loaded trace: the header and files as written, the steps expanded, and the solution blocks."""
 
@@ -87,6 +104,7 @@ class Trace:
     files: list[dict]
     steps: list[Step]
     solutions: list[Solution] = field(default_factory=list)
+    ranks: list[Rank] = field(default_factory=list)
 
     def inspected_names(self) -> list[str]:
         """Every name that has a recorded value, in order of first appearance."""
@@ -103,6 +121,23 @@ class Trace:
 def load_trace(path: str | os.PathLike) -> Trace:
     """Read a trace file written by `cs336-lectures trace`; TraceFormatError if it is not one."""
     path = Path(path)
+    raw = read_trace_json(path)
+    try:
+        steps = _expand_steps(raw)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError, SyntaxError,
+            MemoryError) as error:  # a value that decode() cannot read back
+        raise TraceFormatError(f"{path}: malformed trace: a value cannot be decoded: {error!r:.200}") from None
+    try:
+        solutions = _solutions(raw, steps)
+        ranks = _ranks(raw, steps)
+    except (KeyError, IndexError, TypeError, ValueError) as error:
+        raise TraceFormatError(f"{path}: malformed trace: a solution block or rank: {error!r:.200}") from None
+    return Trace(header=raw["header"], files=raw["files"], steps=steps, solutions=solutions, ranks=ranks)
+
+
+def read_trace_json(path: Path) -> dict:
+    """The trace's JSON as written, once its format, version and structure are checked (for readers
+    that index the raw steps themselves: the terminal viewer, the notebook export)."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
@@ -115,23 +150,29 @@ def load_trace(path: str | os.PathLike) -> Trace:
         found = raw.get("format") if isinstance(raw, dict) else type(raw).__name__
         raise TraceFormatError(f"{path}: not a {FORMAT} file (format {found!r})")
     if raw.get("version") not in READABLE_VERSIONS:
+        known = ", ".join(map(str, READABLE_VERSIONS))
         raise TraceFormatError(
-            f"{path}: trace version {raw.get('version')!r} is not supported (this reader knows versions "
-            f"{', '.join(map(str, READABLE_VERSIONS))})"
+            f"{path}: trace version {raw.get('version')!r} is not supported (this reader knows versions {known})"
         )
     try:
         _check_structure(raw)
-        steps = _expand_steps(raw)
     except _Malformed as error:
         raise TraceFormatError(f"{path}: malformed trace: {error}") from None
-    except (KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError, SyntaxError,
-            MemoryError) as error:  # a value that decode() cannot read back
-        raise TraceFormatError(f"{path}: malformed trace: a value cannot be decoded: {error!r:.200}") from None
-    try:
-        solutions = _solutions(raw, steps)
-    except (KeyError, IndexError, TypeError, ValueError) as error:
-        raise TraceFormatError(f"{path}: malformed trace: a solution block: {error!r:.200}") from None
-    return Trace(header=raw["header"], files=raw["files"], steps=steps, solutions=solutions)
+    return raw
+
+
+def _ranks(raw: dict, steps: list[Step]) -> list[Rank]:
+    """The processes of distributed programs (none in a version-1 trace); marks each step's rank."""
+    ranks = []
+    for entry in raw.get("ranks", []):
+        first, last = entry["steps"]
+        if not (0 <= first <= last + 1 <= len(steps)):
+            raise ValueError(f"rank steps {entry['steps']} outside the trace's {len(steps)} steps")
+        for step in steps[first:last + 1]:
+            step.rank = entry["rank"]
+        ranks.append(Rank(group=entry["group"], rank=entry["rank"], status=entry["status"],
+                          message=entry.get("message"), steps=steps[first:last + 1]))
+    return ranks
 
 
 def _solutions(raw: dict, steps: list[Step]) -> list[Solution]:
@@ -247,6 +288,9 @@ def _expand_steps(raw: dict) -> list[Step]:
                 stdout=extras.get("o", ""),
                 stderr=extras.get("e", ""),
                 error=extras.get("x"),
+                collectives=[{**record, "values": [(name, decode(before), decode(after))
+                                                   for name, before, after in record["values"]]}
+                             for record in extras.get("collective", [])],
             )
         )
     return steps

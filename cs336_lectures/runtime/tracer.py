@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from cs336_lectures.runtime import course_compat
 from cs336_lectures.runtime.directives import Directive, parse_directives
+from cs336_lectures.runtime.ranks import follow_ranks
 from cs336_lectures.runtime.trace_format import FORMAT, VERSION, write_trace
 
 if TYPE_CHECKING:
@@ -231,6 +232,21 @@ class Tracer:
             index = self._file_ids[real] = len(self.files)
             self.files.append(_File(shown, source, directives))
         return index
+
+    def traces_file(self, filename: str) -> bool:
+        """Whether code from `filename` (a co_filename) is traced: lecture code, not library code."""
+        return os.path.realpath(filename) in self._traced
+
+    def traced_files(self) -> list[str]:
+        """The real paths of the files traced (the lecture first)."""
+        return list(self._traced)
+
+    def add_collective(self, record: dict) -> None:
+        """A torch.distributed collective the current line called, with its tensors before and
+        after (runtime/ranks.py records it in a rank's process)."""
+        index = self._current_step()
+        if index >= 0:
+            _extras(self.steps[index]).setdefault("collective", []).append(record)
 
     def open_solution(self, path: str, first_line: int, last_line: int) -> int:
         # The block's steps are the ones recorded from now on: the `with` line's own step is before.
@@ -708,17 +724,21 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
                   trace_modules: tuple[str, ...] = (), inspect_all: bool = False,
                   max_steps: int | None = None, timeout: float | None = None, seed: int = 0,
                   quiet: bool = False, command: tuple[str, ...] = (),
+                  report_progress: Callable[..., None] | None = None,
                   supervision: Supervision | None = None) -> TraceResult:
     """Trace `path` (its main(), a section, or its top level) into `<output_dir>/<stem>[.<section>].json`.
 
-    Raises LectureError when the lecture cannot be started at all. `supervision` (supervisor.py, in
-    the child process of `cs336-lectures trace`) watches the run, to end it whatever it does.
+    `report_progress(steps, elapsed_s, phase)`, when given, replaces the terminal's progress display
+    (a batch job reports to a file). Raises LectureError when the lecture cannot be started at all.
+    `supervision` (supervisor.py, in the child process of `cs336-lectures trace`) watches the run,
+    to end it whatever it does.
     """
     entry = _check_lecture(path, section)
     title = trace_title(path, section)
     from cs336_lectures.runtime.assets import AssetStore
 
-    with _progress_display(title, quiet) as on_progress:
+    with _progress_display(title, quiet or report_progress is not None) as on_progress:
+        on_progress = report_progress or on_progress
         with _lecture_module(path, as_main=entry == "<module>") as (module, load), \
                 course_compat.installed_for(read_source(path)):
             # Looked up as the lecture's own imports are: with the lecture's folder on sys.path.
@@ -739,7 +759,9 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
                       "elapsed_s": 0.0, **environment(), "command": list(command), "seed": seed, "status": "ok"}
             if supervision is not None:
                 supervision.watch(tracer, header)
-            failure = tracer.run(run)
+            with follow_ranks(tracer, assets_dir=assets.folder, files_dir=assets.cache_dir,
+                              inspect_all=inspect_all, max_steps=max_steps, seed=seed) as ranks:
+                failure = tracer.run(run)
             if supervision is not None:
                 supervision.run_returned()
             docstring = _module_docstring(module)
@@ -761,10 +783,12 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
         if on_progress is not None:
             on_progress(len(tracer.steps), tracer.elapsed_s, "writing")
         try:
-            out_path = write_trace(tracer.to_dict(header), output_dir / f"{title}.json")
+            trace = ranks.merge(tracer.to_dict(header))
+            out_path = write_trace(trace, output_dir / f"{title}.json")
         except OSError as error:
             raise LectureError(f"{output_dir / title}.json: cannot write the trace: {error.strerror or error}") from None
-    return TraceResult(out_path, header["status"], len(tracer.steps), header["elapsed_s"], message,
+    message = trace["header"].get("message")  # the merge may say which rank failed
+    return TraceResult(out_path, header["status"], len(trace["steps"]), header["elapsed_s"], message,
                        interrupted=isinstance(failure, KeyboardInterrupt))
 
 

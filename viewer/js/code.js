@@ -7,6 +7,7 @@
 
 import { el } from './dom.js';
 import { renderRenderings } from './renderings.js';
+import { sanitizedHtml } from './sanitize.js';
 import { NEVER, upper } from './trace.js';
 
 const CHUNK = 100; // units to a chunk
@@ -22,7 +23,8 @@ const DIRECTIVE = /<span class="(tok-c1?)">(#\s*@)/g;
 /** A code line; `indent` (its leading spaces) sets the hanging indent of its wrapped parts. */
 function lineHtml(number, html, indent, cls = 'line') {
   const style = indent ? ` style="--indent:${indent}ch"` : '';
-  const code = html ? html.replace(DIRECTIVE, '<span class="$1 directive">$2') : ' ';
+  const source = sanitizedHtml(html); // highlighted by our renderer, but the trace may be hand-made
+  const code = source ? source.replace(DIRECTIVE, '<span class="$1 directive">$2') : ' ';
   return `<div class="${cls}" data-line="${number}"${style}><a class="no" data-line="${number}">${number}</a><span class="src">${code}</span></div>`;
 }
 

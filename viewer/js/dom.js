@@ -1,6 +1,6 @@
 /* Tiny DOM helpers. Everything passed as a child or as `text` becomes a text node, so values
    from a trace can never turn into markup; only renderers that mean to insert pre-rendered
-   HTML (markdown, highlighted code) touch innerHTML, and they do it themselves. */
+   HTML (markdown, highlighted code) insert it, and only what sanitize.js lets through. */
 
 /** el('a', {class: 'x', href: '#', text: 'hi'}, child, ...) -> HTMLAnchorElement */
 export function el(tag, props = {}, ...children) {

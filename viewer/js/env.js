@@ -3,12 +3,13 @@
    a frame costs a few class toggles. */
 
 import { el } from './dom.js';
+import { t } from './i18n.js';
 import { exactText, renderValue } from './values.js';
 
 const isTensor = (v) => v && typeof v === 'object' && (v.t === 'tensor' || v.t === 'ndarray');
 
 /** A value the trace encodes in a way this viewer does not know still gets a row, saying so. */
-function safeRender(value) {
+export function safeRender(value) {
   try {
     return renderValue(value);
   } catch (error) {
@@ -30,8 +31,8 @@ async function copyExact(value, button) {
     document.execCommand('copy');
     area.remove();
   }
-  button.textContent = 'copied';
-  setTimeout(() => { button.textContent = 'copy exact'; }, 1200);
+  button.textContent = t('copied');
+  setTimeout(() => { button.textContent = t('copy exact'); }, 1200);
 }
 
 export class EnvPanel {
@@ -39,7 +40,7 @@ export class EnvPanel {
     this.root = root;
     this.heading = el('div', { class: 'env-head' });
     this.list = el('div', { class: 'env-list' });
-    this.empty = el('div', { class: 'env-empty', text: 'No inspected values in this frame yet. A "# @inspect x" comment on a line records x.' });
+    this.empty = el('div', { class: 'env-empty', text: t('No inspected values in this frame yet. A "# @inspect x" comment on a line records x.') });
     root.replaceChildren(this.heading, this.list);
     this.frame = -1;
     this.rows = new Map();
@@ -65,9 +66,9 @@ export class EnvPanel {
       if (!row || row.value !== entry.value || row.concealed !== concealed) {
         const note = el('div', { class: 'env-note' });
         const value = entry.value;
-        const copy = el('button', { type: 'button', class: 'env-copy', text: 'copy exact',
-          title: `Copy ${name} with every digit`, onclick: () => copyExact(value, copy) });
-        const shown = concealed ? el('span', { class: 'v-note solution-concealed', text: '(in a solution: show it to see this value)' })
+        const copy = el('button', { type: 'button', class: 'env-copy', text: t('copy exact'),
+          title: t('Copy {name} with every digit', { name }), onclick: () => copyExact(value, copy) });
+        const shown = concealed ? el('span', { class: 'v-note solution-concealed', text: t('(in a solution: show it to see this value)') })
           : safeRender(value);
         const node = el('div', { class: 'env-row', 'data-name': name },
           el('div', { class: 'env-title' }, el('div', { class: 'env-name', text: name }), concealed ? null : copy),
@@ -86,7 +87,7 @@ export class EnvPanel {
     for (const name of [...this.rows.keys()]) if (!env.has(name)) this.rows.delete(name);
     for (const [name, row] of this.rows) {
       const shared = isTensor(row.value) && !row.concealed ? storages.get(row.value.storage).filter((other) => other !== name) : [];
-      row.note.textContent = shared.length ? `shares storage with ${shared.join(', ')}` : '';
+      row.note.textContent = shared.length ? t('shares storage with {names}', { names: shared.join(', ') }) : '';
     }
     const nodes = rows.length ? rows.map((row) => row.node) : [this.empty];
     const same = nodes.length === this.list.childElementCount && nodes.every((node, i) => this.list.children[i] === node);

@@ -2,6 +2,7 @@
    live by `cs336-lectures serve`). */
 
 import { el, formatCount } from './dom.js';
+import { language, t } from './i18n.js';
 
 const INDEX_URL = 'traces/index.json';
 
@@ -27,9 +28,10 @@ export async function fetchIndex() {
   return data.traces.filter((entry) => entry && typeof entry.name === 'string');
 }
 
+/** When a trace was made, written the chosen language's way. */
 function when(created) {
   const date = new Date(created);
-  return Number.isNaN(date.getTime()) ? String(created || '') : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
+  return Number.isNaN(date.getTime()) ? String(created || '') : date.toLocaleString(language(), { dateStyle: 'medium', timeStyle: 'short' });
 }
 
 /** Lectures first, in their order (lecture_2 before lecture_10, each followed by its sections),
@@ -56,9 +58,9 @@ export function headline(entry) {
 
 /** renderIndex(container, entries, hrefOf) fills container with one card per trace. */
 export function renderIndex(container, entries, hrefOf) {
-  const heading = el('h1', { text: 'Lectures' });
+  const heading = el('h1', { text: t('Lectures') });
   if (!entries.length) {
-    container.replaceChildren(heading, el('p', { class: 'index-empty', text: 'No traces yet. Trace a lecture with "cs336-lectures trace lectures/lecture_01.py -o var/traces".' }));
+    container.replaceChildren(heading, el('p', { class: 'index-empty', text: t('No traces yet. Trace a lecture with {command}.', { command: '"cs336-lectures trace lectures/lecture_01.py -o var/traces"' }) }));
     return;
   }
   const cards = [...entries].sort(byLectureOrder).map((entry) => {
@@ -71,14 +73,13 @@ export function renderIndex(container, entries, hrefOf) {
         summary ? el('span', { class: 'trace-summary', text: summary }) : null,
         el('span', { class: 'trace-meta' },
           el('span', { class: 'trace-name', text: entry.name }),
-          el('span', { text: `${formatCount(entry.num_steps ?? 0)} ${entry.num_steps === 1 ? 'step' : 'steps'}` }),
-          entry.created ? el('span', { text: `traced ${when(entry.created)}` }) : null,
-          failing ? el('span', { class: 'badge badge-failing', text: 'file fails now' })
+          el('span', { text: entry.num_steps === 1 ? t('1 step') : t('{n} steps', { n: formatCount(entry.num_steps ?? 0) }) }),
+          entry.created ? el('span', { text: t('traced {when}', { when: when(entry.created) }) }) : null,
+          failing ? el('span', { class: 'badge badge-failing', text: t('file fails now') })
             : el('span', { class: `badge badge-${status}`, text: status === 'ok' ? 'ok' : status.replace('_', ' ') })),
         entry.message ? el('span', { class: 'trace-message', text: entry.message }) : null,
-        failing ? el('span', { class: 'trace-message', text: `The file on disk fails to trace (this trace is the last good one): ${failing}` }) : null));
+        failing ? el('span', { class: 'trace-message', text: t('The file on disk fails to trace (this trace is the last good one): {error}', { error: failing }) }) : null));
   });
   container.replaceChildren(heading, el('ul', { class: 'trace-list' }, cards),
-    el('p', { class: 'index-hint', text: 'Keys in a lecture: l / h step, j / k step over, u step out, R raw code, A reveal, '
-      + 'e edit (under cs336-lectures serve; Ctrl+S saves and re-traces), g back here, ? help.' }));
+    el('p', { class: 'index-hint', text: t('Keys in a lecture: l / h step, j / k step over, u step out, R raw code, A reveal, e edit (under cs336-lectures serve; Ctrl+S saves and re-traces), g back here, ? help.') }));
 }

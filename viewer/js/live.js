@@ -14,6 +14,7 @@
 
 import { el, isEditable } from './dom.js';
 import { CodeEditor } from './editor.js';
+import { t, translatable } from './i18n.js';
 import { RetraceFailure, lectureOf } from './retrace_failure.js';
 
 const TOKEN_KEY = 'cs336-lectures-token';
@@ -78,12 +79,13 @@ class Editor {
     this.discardArmed = false;
     this.title = el('span', { class: 'cs336-live-title' });
     this.status = el('span', { class: 'cs336-live-status', role: 'status', 'aria-live': 'polite' });
-    this.saveButton = el('button', { type: 'button', class: 'cs336-live-save', text: 'Save',
-      title: 'Save and re-trace (Ctrl+S)', onclick: () => this.save() });
-    const retrace = el('button', { type: 'button', text: 'Re-trace',
-      title: 'Trace the lecture again without changing it', onclick: () => this.live.retrace(this.trace) });
-    const close = el('button', { type: 'button', text: 'Close', title: 'Close the editor (Escape)',
-      onclick: () => this.close() });
+    const marked = { 'data-i18n': '', 'data-i18n-attrs': 'title' };
+    this.saveButton = translatable(el('button', { type: 'button', class: 'cs336-live-save', text: 'Save',
+      title: 'Save and re-trace (Ctrl+S)', onclick: () => this.save(), ...marked }));
+    const retrace = translatable(el('button', { type: 'button', text: 'Re-trace',
+      title: 'Trace the lecture again without changing it', onclick: () => this.live.retrace(this.trace), ...marked }));
+    const close = translatable(el('button', { type: 'button', text: 'Close', title: 'Close the editor (Escape)',
+      onclick: () => this.close(), ...marked }));
     this.code = new CodeEditor({ label: 'Lecture source', onInput: () => this.showDirty() });
     this.text = this.code.area;
     this.text.classList.add('cs336-live-text');
@@ -117,7 +119,7 @@ class Editor {
 
   showDirty() {
     this.discardArmed = false;
-    this.setStatus(this.dirty ? 'Unsaved changes' : '');
+    this.setStatus(this.dirty ? t('Unsaved changes') : '');
   }
 
   /** Open the source of `trace` at `line` (default: the line the reader is on). */
@@ -125,14 +127,14 @@ class Editor {
     const response = await fetch(`api/source?trace=${encodeURIComponent(trace)}`, { cache: 'no-store' });
     const body = await response.json().catch(() => ({}));
     if (!response.ok) {
-      viewer.showMessage(`Cannot edit ${trace}: ${body.error || response.statusText}`, 'error');
+      viewer.showMessage(t('Cannot edit {name}: {error}', { name: trace, error: body.error || response.statusText }), 'error');
       return;
     }
     this.trace = trace;
     this.saved = body.source;
     this.code.value = body.source;
     this.title.textContent = body.path;
-    this.setStatus(this.live.token ? '' : 'No token: saving needs the URL the server printed', this.live.token ? 'info' : 'error');
+    this.setStatus(this.live.token ? '' : t('No token: saving needs the URL the server printed'), this.live.token ? 'info' : 'error');
     this.panel.hidden = false;
     document.body.classList.add('editing');
     this.code.focus();
@@ -142,7 +144,7 @@ class Editor {
   close() {
     if (this.dirty && !this.discardArmed) {
       this.discardArmed = true;
-      this.setStatus('Unsaved changes: Ctrl+S saves, Escape again discards them', 'error');
+      this.setStatus(t('Unsaved changes: Ctrl+S saves, Escape again discards them'), 'error');
       return;
     }
     this.panel.hidden = true;
@@ -161,26 +163,27 @@ class Editor {
   async save() {
     if (!this.trace) return;
     const source = this.text.value;
-    this.setStatus('Saving…');
+    this.setStatus(t('Saving…'));
     const result = await this.live.post(`api/source?trace=${encodeURIComponent(this.trace)}`, { source });
     if (!result.ok) {
-      this.setStatus(`Not saved: ${result.error}`, 'error');
+      this.setStatus(t('Not saved: {error}', { error: result.error }), 'error');
       return;
     }
     this.saved = source;
     this.live.awaiting = this.trace;
-    this.setStatus('Saved; re-tracing…');
+    this.setStatus(t('Saved; re-tracing…'));
   }
 
   /** A re-trace of the lecture being edited finished: close on success, show why on failure. */
   onResult(event) {
     if (event.state === 'ok') {
-      this.setStatus('Re-traced');
+      this.setStatus(t('Re-traced'));
       if (!this.dirty) this.close();
     } else {
       // One line here; the banner above the code has the traceback and the way to the failing step.
-      const kept = event.installed ? '' : ' (the last good trace is still shown)';
-      this.setStatus(`Re-trace failed${kept}: ${String(event.message || '').split('\n')[0]}`, 'error');
+      const error = String(event.message || '').split('\n')[0];
+      this.setStatus(event.installed ? t('Re-trace failed: {error}', { error })
+        : t('Re-trace failed (the last good trace is still shown): {error}', { error }), 'error');
     }
   }
 }
@@ -193,8 +196,8 @@ class Live {
     this.awaiting = null; // the trace whose re-trace the editor started
     this.editor = new Editor(this);
     this.failure = new RetraceFailure(viewer, token ? (trace, line) => this.editAt(trace, line) : null);
-    this.button = el('button', { type: 'button', class: 'cs336-live-edit', text: 'Edit',
-      title: 'Edit this lecture and re-trace it (e)', hidden: true, onclick: () => this.edit() });
+    this.button = translatable(el('button', { type: 'button', class: 'cs336-live-edit', text: 'Edit',
+      title: 'Edit this lecture and re-trace it (e)', hidden: true, onclick: () => this.edit(), 'data-i18n': '', 'data-i18n-attrs': 'title' }));
     viewer.toolbar?.append(this.button);
     window.addEventListener('cs336:trace-loaded', () => this.updateButton());
     document.addEventListener('keydown', (event) => {
@@ -219,14 +222,14 @@ class Live {
   edit() {
     const trace = lectureOf(viewer.currentTrace());
     if (!this.token) {
-      viewer.showMessage('Editing needs the token the server printed at start-up: open the URL from the terminal where '
-        + '"cs336-lectures serve" (or "make run") runs, the one ending in ?token=…', 'info');
+      viewer.showMessage(t('Editing needs the token the server printed at start-up: open the URL from the terminal where {command} runs, the one ending in ?token=…',
+        { command: '"cs336-lectures serve" (or "make run")' }), 'info');
       return;
     }
     if (!this.editable(trace)) {
       viewer.showMessage(trace
-        ? `${trace} cannot be edited here: start the server with its lecture file (cs336-lectures serve LECTURE.py)`
-        : 'Open a lecture to edit it', 'info');
+        ? t('{name} cannot be edited here: start the server with its lecture file ({command})', { name: trace, command: 'cs336-lectures serve LECTURE.py' })
+        : t('Open a lecture to edit it'), 'info');
       return;
     }
     this.editor.open(trace);
@@ -257,7 +260,7 @@ class Live {
 
   async retrace(trace) {
     const result = await this.post(`api/retrace?trace=${encodeURIComponent(trace)}`, {});
-    if (!result.ok) viewer.showMessage(`Cannot re-trace ${trace}: ${result.error}`, 'error');
+    if (!result.ok) viewer.showMessage(t('Cannot re-trace {name}: {error}', { name: trace, error: result.error }), 'error');
     else this.awaiting = trace;
   }
 
@@ -278,8 +281,8 @@ class Live {
     const current = viewer.currentTrace();
     const mine = event.trace === lectureOf(current);
     if (event.state === 'running') {
-      if (mine) viewer.showMessage(`Re-tracing ${event.trace}…`, 'info');
-      if (this.editor.isOpen && this.editor.trace === event.trace) this.editor.setStatus('Re-tracing…');
+      if (mine) viewer.showMessage(t('Re-tracing {name}…', { name: event.trace }), 'info');
+      if (this.editor.isOpen && this.editor.trace === event.trace) this.editor.setStatus(t('Re-tracing…'));
       return;
     }
     const known = this.generations.get(event.trace);

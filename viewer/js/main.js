@@ -8,6 +8,8 @@ import { CodeView } from './code.js';
 import { EnvPanel } from './env.js';
 import { fetchIndex, renderIndex } from './index_page.js';
 import { makeDivider } from './divider.js';
+import { headingText, installLanguageSwitch, onLanguageChange, t, translatePage } from './i18n.js';
+import { RanksBar } from './ranks.js';
 
 const $ = (id) => document.getElementById(id);
 const TRACE_NAME = /^[\w-][\w.-]*$/;
@@ -15,7 +17,8 @@ const TRACE_FILE = /^[\w-][\w.\-/]*\.json$/;
 
 // Looked up in lower case, so that Caps Lock (or Shift) changes nothing.
 const MODES = ['raw', 'reveal']; // view modes, kept in the URL (?raw=1&reveal=1) so a link reproduces the view
-const KEYS = { l: 'forward', h: 'back', j: 'over', k: 'over-back', u: 'out', r: 'raw', a: 'reveal', g: 'traces', '?': 'help' };
+const KEYS = { l: 'forward', h: 'back', j: 'over', k: 'over-back', u: 'out', r: 'raw', a: 'reveal', g: 'traces', '?': 'help',
+  '[': 'rank-back', ']': 'rank-next' };
 
 function keyAction(event) {
   if (event.key === 'ArrowRight') return event.shiftKey ? 'over' : 'forward';
@@ -29,6 +32,7 @@ class Viewer {
     this.toolbar = $('toolbar');
     this.codePane = $('code');
     this.env = new EnvPanel($('env'));
+    this.ranksBar = new RanksBar($('ranks'), (s) => this.show(s, { history: 'push' }));
     this.trace = null;
     this.name = null;
     this.step = -1;
@@ -55,6 +59,15 @@ class Viewer {
       event.preventDefault();
       this.goIndex();
     });
+    installLanguageSwitch($('language'));
+    translatePage();
+    onLanguageChange(() => this.changeLanguage());
+  }
+
+  /** Draw the page again in the newly chosen language, at the same step and scroll position. */
+  changeLanguage() {
+    if (this.mode === 'index') this.showIndex();
+    else if (this.trace && this.mode === 'lecture') this.install(this.name, this.trace, this.step, this.codePane.scrollTop);
   }
 
   // ---- routing -------------------------------------------------------------------------
@@ -143,7 +156,7 @@ class Viewer {
         });
       }
     } catch (error) {
-      container.replaceChildren(el('h1', { text: 'Lectures' }), el('p', { class: 'failure-text', text: error.message }));
+      container.replaceChildren(el('h1', { text: t('Lectures') }), el('p', { class: 'failure-text', text: error.message }));
     }
   }
 
@@ -179,13 +192,13 @@ class Viewer {
   async open(name, step) {
     const token = ++this.loading;
     this.name = name;
-    this.showMessage(`Loading ${name}…`, 'info');
+    this.showMessage(t('Loading {name}…', { name }), 'info');
     this.loadingMessage = $('message').textContent;
     let trace;
     try {
       trace = await this.fetchTrace(name);
     } catch (error) {
-      if (token === this.loading) this.showFailure(`Cannot show the trace "${name}"`, error.message);
+      if (token === this.loading) this.showFailure(t('Cannot show the trace "{name}"', { name }), error.message);
       return;
     }
     if (token === this.loading) this.install(name, trace, step);
@@ -198,7 +211,7 @@ class Viewer {
   install(name, trace, step, scrollTop = null) {
     if (!trace.visibleSteps.length) {
       const why = trace.header.message ? ` (${trace.header.status}: ${trace.header.message})` : '';
-      this.showFailure(`The trace "${name}" is empty`, `It records no steps to show${why}. Trace the lecture again.`);
+      this.showFailure(t('The trace "{name}" is empty', { name }), t('It records no steps to show{why}. Trace the lecture again.', { why }));
       return;
     }
     // A re-traced lecture keeps the solutions the reader had opened.
@@ -229,7 +242,8 @@ class Viewer {
     this.setMode('lecture');
     this.clearLoadingMessage();
     // A failed re-trace the server kept beside the good one (NAME.failed) says so in the title.
-    const title = `${this.trace.header.title || this.name}${this.name.endsWith('.failed') ? ' (failed run)' : ''}`;
+    const name = this.trace.header.title || this.name;
+    const title = this.name.endsWith('.failed') ? t('{title} (failed run)', { title: name }) : name;
     document.title = `${title} · cs336 lectures`;
     $('title').textContent = title;
   }
@@ -277,10 +291,11 @@ class Viewer {
       box.hidden = true;
       return;
     }
-    const what = { error: 'The lecture raised an error', max_steps: 'The run hit its step limit', timeout: 'The run timed out' }[header.status] || `The run ended with status ${header.status}`;
+    const what = { error: t('The lecture raised an error'), max_steps: t('The run hit its step limit'), timeout: t('The run timed out') }[header.status]
+      || t('The run ended with status {status}', { status: header.status });
     box.replaceChildren(el('span', { text: `${what}${header.message ? `: ${header.message}` : ''}` }));
     if (this.trace.errorStep >= 0) {
-      box.append(' ', el('button', { class: 'linklike', text: 'show the error', onclick: () => this.show(this.trace.snap(this.trace.errorStep), { history: 'push' }) }));
+      box.append(' ', el('button', { class: 'linklike', text: t('show the error'), onclick: () => this.show(this.trace.snap(this.trace.errorStep), { history: 'push' }) }));
     }
     box.className = `status status-${header.status}`;
     box.hidden = false;
@@ -290,9 +305,9 @@ class Viewer {
     const toc = $('toc');
     const { headings } = this.trace;
     $('lecture-view').classList.toggle('no-toc', !headings.length);
-    toc.replaceChildren(el('div', { class: 'toc-title', text: 'Contents' }),
+    toc.replaceChildren(el('div', { class: 'toc-title', text: t('Contents') }),
       el('ol', {}, headings.map((h, i) => el('li', { class: `toc-h${h.level}`, 'data-heading': i },
-        el('a', { href: this.urlWith(this.name, h.step).href, text: h.text, title: h.text, onclick: (event) => {
+        el('a', { href: this.urlWith(this.name, h.step).href, text: headingText(h), title: headingText(h), onclick: (event) => {
           event.preventDefault();
           this.toggleContents(false);
           this.show(h.step, { history: 'push' });
@@ -327,15 +342,16 @@ class Viewer {
     const unit = view.setStep(s);
     if (unit && scroll) this.scrollToCurrent();
     this.env.update(trace, s, trace.previous(s));
+    this.ranksBar.update(trace, s);
     if (trace.stepCall[s] !== this.call) this.buildCrumbs(s);
-    else this.crumbLine.textContent = `line ${trace.lineOfStep(s)}`;
+    else this.crumbLine.textContent = t('line {n}', { n: trace.lineOfStep(s) });
     const heading = trace.headingAt(s);
     if (heading !== this.heading) this.markHeading(heading);
     const position = trace.visPos[s];
     const count = trace.visibleSteps.length;
     $('bar').style.width = `${((position + 1) / count) * 100}%`;
     // Counted from 1, as the list of lectures counts steps ("519 steps" ends at "step 519 of 519").
-    $('counter').textContent = `step ${formatCount(s + 1)} of ${formatCount(trace.numSteps)}`;
+    $('counter').textContent = t('step {n} of {total}', { n: formatCount(s + 1), total: formatCount(trace.numSteps) });
     this.writeUrl(history);
   }
 
@@ -363,11 +379,11 @@ class Viewer {
       const name = trace.functionName(frame.call);
       const path = trace.files[trace.fileOfStep(frame.step)].path;
       if (i === frames.length - 1) {
-        this.crumbLine = el('span', { class: 'crumb-line', text: `line ${trace.lineOfStep(s)}` });
+        this.crumbLine = el('span', { class: 'crumb-line', text: t('line {n}', { n: trace.lineOfStep(s) }) });
         crumbs.append(el('span', { class: 'crumb current', title: path }, el('span', { text: name }), ' ', this.crumbLine));
       } else {
         const target = trace.snap(frame.step); // the calling line, or the next stop when it is not one
-        crumbs.append(el('button', { class: 'crumb', title: `${path}:${trace.lineOfStep(frame.step)} (step ${frame.step})`, text: name,
+        crumbs.append(el('button', { class: 'crumb', title: t('{where} (step {n})', { where: `${path}:${trace.lineOfStep(frame.step)}`, n: frame.step }), text: name,
           onclick: () => this.show(target, { history: 'push' }) }));
       }
     });
@@ -408,8 +424,8 @@ class Viewer {
     }
     if (file !== trace.fileOfStep(this.step)) {
       const box = $('elsewhere');
-      box.replaceChildren(el('span', { text: `Viewing ${trace.files[file].path}:${line}. ` }),
-        el('button', { class: 'linklike', text: 'Back to the current step (Esc)', onclick: () => this.show(this.step) }));
+      box.replaceChildren(el('span', { text: t('Viewing {where}. ', { where: `${trace.files[file].path}:${line}` }) }),
+        el('button', { class: 'linklike', text: t('Back to the current step (Esc)'), onclick: () => this.show(this.step) }));
       box.hidden = false;
     }
   }
@@ -422,7 +438,7 @@ class Viewer {
     // A line inside a statement spread over several lines may have no step of its own: its statement's.
     if (target < 0) target = trace.stepAtLine(this.step, file, trace.heads[file][line]);
     if (target >= 0) this.show(target, { history: 'push' });
-    else this.showMessage(`Line ${line} never ran in this trace.`, 'info', 2500);
+    else this.showMessage(t('Line {n} never ran in this trace.', { n: line }), 'info', 2500);
   }
 
   seek(event) {
@@ -468,11 +484,14 @@ class Viewer {
       over: () => trace.stepOver(s, 1),
       'over-back': () => trace.stepOver(s, -1),
       out: () => trace.stepOut(s),
+      'rank-next': () => trace.ranks.switchFrom(s, 1),
+      'rank-back': () => trace.ranks.switchFrom(s, -1),
     };
     const target = moves[action] ? moves[action]() : -1;
     if (target >= 0) this.show(target, { history: repeat ? 'replace-later' : 'push' });
     else if (!$('elsewhere').hidden) this.show(s);
-    else if (action === 'out') this.showMessage('Already in the outermost call.', 'info', 2000);
+    else if (action === 'out') this.showMessage(t('Already in the outermost call.'), 'info', 2000);
+    else if (action.startsWith('rank-')) this.showMessage(t('This step runs in the lecture\'s own process, not in a rank.'), 'info', 2000);
   }
 
   /** Turn raw or reveal mode on or off (the URL follows at the next writeUrl). */

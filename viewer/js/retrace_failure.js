@@ -4,6 +4,7 @@
    traceback, or dismiss. Everything from the server or the trace goes in as text. */
 
 import { el } from './dom.js';
+import { onLanguageChange, t } from './i18n.js';
 import { loadTrace } from './trace.js';
 
 const FAILED = '.failed';
@@ -30,18 +31,32 @@ export class RetraceFailure {
     this.viewer = viewer;
     this.edit = edit;
     this.event = null;
+    this.firstLine = ''; // the first line of the failure's message
     this.point = null;
     this.summary = el('span', { class: 'rf-summary' });
     this.actions = el('span', { class: 'rf-actions' });
     this.traceback = el('pre', { class: 'rf-traceback', hidden: true });
-    this.toggle = el('button', { type: 'button', class: 'linklike rf-toggle', text: 'traceback', 'aria-expanded': 'false',
+    this.toggle = el('button', { type: 'button', class: 'linklike rf-toggle', 'aria-expanded': 'false',
       onclick: () => this.showTraceback(this.traceback.hidden) });
+    this.dismiss = el('button', { type: 'button', class: 'rf-close', text: '×', onclick: () => this.hide() });
     this.box = el('div', { class: 'retrace-failure', role: 'alert', hidden: true },
-      el('div', { class: 'rf-line' }, el('span', { class: 'rf-icon', text: '✖' }), this.summary, this.actions, this.toggle,
-        el('button', { type: 'button', class: 'rf-close', title: 'Dismiss', 'aria-label': 'Dismiss', text: '×', onclick: () => this.hide() })),
+      el('div', { class: 'rf-line' }, el('span', { class: 'rf-icon', text: '✖' }), this.summary, this.actions, this.toggle, this.dismiss),
       this.traceback);
+    this.label();
     document.getElementById('message').after(this.box);
     window.addEventListener('cs336:trace-loaded', () => this.renderActions());
+    onLanguageChange(() => {
+      this.label();
+      this.renderActions(); // on the list of lectures too, where no trace is drawn again
+    });
+  }
+
+  /** The banner's own words in the chosen language (its actions: renderActions). */
+  label() {
+    this.toggle.textContent = t('traceback');
+    this.dismiss.title = t('Dismiss');
+    this.dismiss.setAttribute('aria-label', t('Dismiss'));
+    if (this.event) this.summary.textContent = t('Re-tracing {name} failed: {error}', { name: this.event.trace, error: this.firstLine || t('the re-trace failed') });
   }
 
   hide() {
@@ -66,8 +81,9 @@ export class RetraceFailure {
     }
     this.event = event;
     this.point = null;
-    const [first, ...rest] = String(event.message || 'the re-trace failed').split('\n');
-    this.summary.textContent = `Re-tracing ${event.trace} failed: ${first}`;
+    const [first, ...rest] = String(event.message || '').split('\n');
+    this.firstLine = first;
+    this.label();
     this.traceback.textContent = rest.join('\n') || first;
     this.showTraceback(false);
     this.toggle.hidden = !rest.length;
@@ -84,7 +100,7 @@ export class RetraceFailure {
     try {
       trace = await loadTrace(`traces/${event.failed_trace}.json`);
     } catch (error) {
-      this.actions.append(el('span', { class: 'rf-note', text: `(the failed run cannot be opened: ${error.message})` }));
+      this.actions.append(el('span', { class: 'rf-note', text: t('(the failed run cannot be opened: {error})', { error: error.message }) }));
       return;
     }
     if (this.event !== event) return; // a newer event came meanwhile
@@ -99,15 +115,15 @@ export class RetraceFailure {
     if (!event || !point) return;
     const button = (cls, text, title, onclick) => el('button', { type: 'button', class: `linklike ${cls}`, text, title, onclick });
     if (point.step !== null) {
-      this.actions.append(button('rf-show', `go to line ${point.line}`, 'Open the failed run at the step that failed',
+      this.actions.append(button('rf-show', t('go to line {n}', { n: point.line }), t('Open the failed run at the step that failed'),
         () => this.viewer.go(event.failed_trace, point.step)));
     }
     if (this.edit) {
-      this.actions.append(button('rf-edit', `edit line ${point.line}`, 'Open the lecture in the editor at the failing line',
+      this.actions.append(button('rf-edit', t('edit line {n}', { n: point.line }), t('Open the lecture in the editor at the failing line'),
         () => this.edit(event.trace, point.line)));
     }
     if (event.failed_trace !== event.trace && this.viewer.currentTrace() === event.failed_trace) {
-      this.actions.append(button('rf-back', 'last good trace', 'The trace of the last version that ran to the end',
+      this.actions.append(button('rf-back', t('last good trace'), t('The trace of the last version that ran to the end'),
         () => this.viewer.go(event.trace, null)));
     }
   }

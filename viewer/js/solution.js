@@ -4,6 +4,7 @@
    Opening is for good: a solution once seen stays open while the trace is shown. */
 
 import { el } from './dom.js';
+import { t } from './i18n.js';
 
 const isIndex = (value, length) => Number.isInteger(value) && value >= 0 && value < length;
 
@@ -89,7 +90,7 @@ export class Solutions {
     if (!parts) return;
     const open = this.open.has(block.index);
     parts.bar.classList.toggle('open', open);
-    parts.button.textContent = open ? 'Hide solution' : 'Show solution';
+    parts.button.textContent = open ? t('Hide solution') : t('Show solution');
     parts.button.setAttribute('aria-expanded', String(open));
     for (const unit of parts.units) unit.classList.toggle('solution-folded', !open);
   }

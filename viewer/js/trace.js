@@ -11,9 +11,10 @@
    items[offsets[k] .. offsets[k + 1]), sorted by step. */
 
 import { readSolutions } from './solution.js';
+import { readRanks } from './ranks.js';
 
 const FORMAT = 'cs336-lectures-trace';
-const VERSIONS = [1, 2]; // version 2 only adds optional fields
+const READABLE_VERSIONS = [1, 2]; // version 2 only adds optional fields
 const SNAPSHOT_EVERY = 64;
 /** A step number later than any step: "never runs" sorts after every real step. */
 export const NEVER = 0x7fffffff;
@@ -161,13 +162,23 @@ function groupBy(keys, numKeys) {
   return { offsets, items };
 }
 
+/** {language: text} of the index-th heading of a markdown rendering, from its translations. */
+function translatedHeadings(rendering, index) {
+  const texts = {};
+  for (const [language, translation] of Object.entries(rendering.translations || {})) {
+    const heading = translation && Array.isArray(translation.headings) && translation.headings[index];
+    if (Array.isArray(heading) && typeof heading[1] === 'string') texts[language] = heading[1];
+  }
+  return texts;
+}
+
 function checkTop(data) {
   if (data === null || typeof data !== 'object' || Array.isArray(data)) fail('This file holds JSON, but not a trace object.');
   if (data.format !== FORMAT) {
     fail(`This is not a cs336-lectures trace: its format is ${JSON.stringify(data.format ?? null)}, expected "${FORMAT}".`);
   }
-  if (!VERSIONS.includes(data.version)) {
-    fail(`This trace has version ${JSON.stringify(data.version ?? null)}, but this viewer reads versions ${VERSIONS.join(' and ')}. Trace the lecture again with this version of cs336-lectures.`);
+  if (!READABLE_VERSIONS.includes(data.version)) {
+    fail(`This trace has version ${JSON.stringify(data.version ?? null)}, but this viewer reads versions ${READABLE_VERSIONS.join(', ')}. Trace the lecture again with this version of cs336-lectures.`);
   }
   if (!data.header || typeof data.header !== 'object') fail('Malformed trace: the "header" is missing.');
   for (const key of ['files', 'functions', 'calls', 'steps']) {
@@ -190,6 +201,7 @@ export class Trace {
     this.indexFrames();
     this.snapshots = new Map();
     this.solutions = readSolutions(data.solutions, this, fail);
+    this.ranks = readRanks(data.ranks, this, fail);
   }
 
   /** Check the files; number every (file, line) pair; find statements and @hide lines. */
@@ -324,12 +336,12 @@ export class Trace {
       if (!contentIds.has(content)) contentIds.set(content, contentIds.size);
       this.renderingContent[s] = contentIds.get(content);
       for (const rendering of renderings) {
-        for (const heading of (rendering && rendering.headings) || []) {
+        ((rendering && rendering.headings) || []).forEach((heading, index) => {
           const id = `${key}|${heading[2]}|${heading[1]}`;
-          if (seenHeadings.has(id)) continue;
+          if (seenHeadings.has(id)) return;
           seenHeadings.add(id);
-          this.headings.push({ level: heading[0], text: String(heading[1]), anchor: heading[2], step: s });
-        }
+          this.headings.push({ level: heading[0], text: String(heading[1]), anchor: heading[2], step: s, texts: translatedHeadings(rendering, index) });
+        });
       }
     }
     this.visibleSteps = new Int32Array(numVisible);
