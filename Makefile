@@ -5,9 +5,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 LECTURES := lectures/lecture_01.py lectures/lecture_02.py lectures/example_basics.py lectures/example_i18n.py \
             lectures/example_distributed.py
-TIKTOKEN_FIXTURE := $(abspath ../shared/fixtures/tiktoken-cache)
+TIKTOKEN_FIXTURE := $(abspath tests/fixtures/tiktoken-cache)
 
-# GPT-2's tokenizer files for tiktoken, offline, when the fixture folder is beside the checkout.
+# GPT-2's tokenizer files for tiktoken, offline: the copy shipped with the tests (tests/fixtures/README.md).
 ifneq ($(wildcard $(TIKTOKEN_FIXTURE)),)
 export TIKTOKEN_CACHE_DIR ?= $(TIKTOKEN_FIXTURE)
 endif

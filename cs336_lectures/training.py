@@ -108,18 +108,22 @@ def _rng_states() -> dict:
 
 
 def _restore_rng_states(states: dict) -> None:
+    """Apply RNG states that _checked_checkpoint accepted."""
     torch.set_rng_state(states["torch"])
     if states["cuda"] and torch.cuda.is_available():
-        if len(states["cuda"]) != torch.cuda.device_count():
-            raise ValueError(f"checkpoint holds RNG states for {len(states['cuda'])} GPUs, "
-                             f"this machine has {torch.cuda.device_count()}")
         torch.cuda.set_rng_state_all(states["cuda"])
-    numpy_state = states["numpy"]
-    np.random.set_state(("MT19937", numpy_state["keys"].numpy().astype(np.uint32),
-                         numpy_state["position"], numpy_state["has_gauss"],
-                         numpy_state["cached_gaussian"]))
-    version, internal_state, gauss_next = states["python"]
-    random.setstate((version, tuple(internal_state), gauss_next))
+    np.random.set_state(_numpy_state(states["numpy"]))
+    random.setstate(_python_state(states["python"]))
+
+
+def _numpy_state(saved: dict) -> tuple:
+    return ("MT19937", saved["keys"].numpy().astype(np.uint32), saved["position"], saved["has_gauss"],
+            saved["cached_gaussian"])
+
+
+def _python_state(saved: tuple | list) -> tuple:
+    version, internal_state, gauss_next = saved
+    return version, tuple(internal_state), gauss_next
 
 
 def save_checkpoint(model: nn.Module, optimizer: torch.optim.Optimizer, iteration: int,
@@ -145,17 +149,60 @@ def load_checkpoint(src: str | os.PathLike | BinaryIO, model: nn.Module,
     """Restore what save_checkpoint stored into `model` and `optimizer`; return the iteration.
 
     The random generators are restored too, so the next batch is the one an uninterrupted
-    run would have drawn.
+    run would have drawn. Everything is checked before anything is changed: a checkpoint that
+    does not fit raises ValueError and leaves the model, optimizer and generators as they were.
     """
     try:
         checkpoint = torch.load(src, map_location="cpu", weights_only=True)
-    except (pickle.UnpicklingError, EOFError, KeyError, RuntimeError, ValueError) as error:
-        # What torch.load raises for text, empty, truncated or non-tensor pickle files.
+    except (FileNotFoundError, PermissionError, IsADirectoryError):
+        raise
+    except (pickle.UnpicklingError, EOFError, KeyError, RuntimeError, ValueError, OSError) as error:
+        # What torch.load raises for text, empty, truncated or non-tensor pickle files (a file cut
+        # inside its zip directory is an OSError: invalid argument).
         raise ValueError(f"{src!r} is not a checkpoint written by save_checkpoint "
                          f"({type(error).__name__} while reading it)") from error
     if not isinstance(checkpoint, dict) or checkpoint.get("format") != CHECKPOINT_FORMAT:
         raise ValueError(f"{src!r} is not a checkpoint written by save_checkpoint")
+    try:
+        rng = _checked_checkpoint(checkpoint, model, optimizer)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as error:
+        detail = f"missing {error}" if isinstance(error, KeyError) else str(error)
+        raise ValueError(f"{src!r} does not fit this model and optimizer: {detail}") from None
     model.load_state_dict(checkpoint["model"])
     optimizer.load_state_dict(checkpoint["optimizer"])
-    _restore_rng_states(checkpoint["rng"])
+    _restore_rng_states(rng)
     return checkpoint["iteration"]
+
+
+def _checked_checkpoint(checkpoint: dict, model: nn.Module, optimizer: torch.optim.Optimizer) -> dict:
+    """Raise (KeyError, TypeError, ValueError) unless every part of the checkpoint can be applied;
+    return its RNG states, checked."""
+    iteration = checkpoint["iteration"]
+    if isinstance(iteration, bool) or not isinstance(iteration, int) or iteration < 0:
+        raise ValueError(f"iteration {iteration!r} is not a non-negative int")
+    weights, expected = checkpoint["model"], model.state_dict()
+    if not isinstance(weights, dict) or weights.keys() != expected.keys():
+        raise ValueError("the model's parameter names differ")
+    for name, tensor in expected.items():
+        if not torch.is_tensor(weights[name]) or weights[name].shape != tensor.shape:
+            raise ValueError(f"the model's {name} has another shape")
+    saved = checkpoint["optimizer"]
+    groups, state = saved["param_groups"], saved["state"]
+    if len(groups) != len(optimizer.param_groups) or any(
+            len(group["params"]) != len(ours["params"]) for group, ours in zip(groups, optimizer.param_groups)):
+        raise ValueError("the optimizer's parameter groups differ")
+    parameters = {index: parameter for group, ours in zip(groups, optimizer.param_groups)
+                  for index, parameter in zip(group["params"], ours["params"])}
+    for index, values in state.items():
+        for key, value in values.items():
+            if torch.is_tensor(value) and value.dim() > 0 and value.shape != parameters[index].shape:
+                raise ValueError(f"the optimizer's {key!r} for parameter {index} has another shape")
+    rng = checkpoint["rng"]
+    if not torch.is_tensor(rng["torch"]) or rng["torch"].shape != torch.get_rng_state().shape:
+        raise ValueError("the torch RNG state is malformed")
+    if rng["cuda"] and torch.cuda.is_available() and len(rng["cuda"]) != torch.cuda.device_count():
+        raise ValueError(f"it holds RNG states for {len(rng['cuda'])} GPUs, "
+                         f"this machine has {torch.cuda.device_count()}")
+    np.random.RandomState().set_state(_numpy_state(rng["numpy"]))  # a throwaway generator checks it
+    random.Random().setstate(_python_state(rng["python"]))
+    return rng

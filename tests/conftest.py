@@ -1,4 +1,4 @@
-"""Fixtures shared by the whole suite: the seed fixtures folder, the trace schema, a browser."""
+"""Fixtures shared by the whole suite: the tokenizer texts and GPT-2 files, the trace schema, a browser."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
 FIXTURES = SHARED / "fixtures"
+BUNDLED = ROOT / "tests" / "fixtures"  # shipped with the project: a clone without ../shared runs every test
+GPT2_CACHE = BUNDLED / "tiktoken-cache"
 SCHEMA_PATH = ROOT / "trace" / "schema.json"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
@@ -24,22 +26,39 @@ CHROMIUM_FLAGS = [
     "--no-first-run",
 ]
 
-if (FIXTURES / "tiktoken-cache").is_dir():
-    os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(FIXTURES / "tiktoken-cache"))
+# GPT-2's tokenizer for tiktoken, offline; subprocesses (the traced lectures) inherit it.
+os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(GPT2_CACHE))
+
+STAND_INS = {  # a seed fixture's name -> our own text in tests/fixtures/texts standing in for it
+    "tinystories_sample.txt": "story.txt",
+    "address.txt": "speech.txt",
+    "german.txt": "german.txt",
+}
+CORPUS_CHARACTERS = 130_000  # as much English as the seed's corpus.en
 
 
 @pytest.fixture(scope="session")
-def fixtures_dir() -> Path:
-    """../shared/fixtures; tests that need it are skipped, with the reason, when it is absent."""
-    if not FIXTURES.is_dir():
-        pytest.skip(f"seed fixtures not found at {FIXTURES}")
-    return FIXTURES
+def fixtures_dir(tmp_path_factory) -> Path:
+    """The texts the tokenizer tests read: ../shared/fixtures when it is there; otherwise stand-ins
+    under the same names, from our own texts and, for corpus.en, the prose of the standard library's
+    pydoc topics (every Python has it). The course's reference merges exist only in ../shared;
+    tests check the trainer against an independent definition without them."""
+    if FIXTURES.is_dir():
+        return FIXTURES
+    folder = tmp_path_factory.mktemp("fixtures")
+    for name, ours in STAND_INS.items():
+        shutil.copyfile(BUNDLED / "texts" / ours, folder / name)
+    from pydoc_data.topics import topics
+
+    prose = "".join(topics[name] for name in sorted(topics))
+    (folder / "corpus.en").write_text(prose[:CORPUS_CHARACTERS], encoding="utf-8")
+    return folder
 
 
 @pytest.fixture(scope="session")
-def gpt2_cache(fixtures_dir: Path) -> Path:
-    """The tiktoken cache holding GPT-2's encoder.json and vocab.bpe."""
-    return fixtures_dir / "tiktoken-cache"
+def gpt2_cache() -> Path:
+    """The tiktoken cache holding GPT-2's encoder.json and vocab.bpe (tests/fixtures/README.md)."""
+    return GPT2_CACHE
 
 
 @pytest.fixture(scope="session")

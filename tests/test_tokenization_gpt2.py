@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -11,6 +14,7 @@ from cs336_lectures.tokenization.tokenizer import LONG_PIECE
 
 EOT = "<|endoftext|>"
 FIXTURE_TEXTS = ["corpus.en", "tinystories_sample.txt", "address.txt", "german.txt"]
+BUNDLED_TEXT = Path(__file__).parent / "fixtures" / "texts" / "mixed.txt"  # numbers, code, scripts, emoji, spaces
 
 
 @pytest.fixture(scope="module")
@@ -160,3 +164,14 @@ def test_generated_text_matches_tiktoken(tiktoken_gpt2, ours, ours_without_speci
     assert ours.encode(text) == tiktoken_gpt2.encode(text, allowed_special={EOT})
     assert ours_without_specials.encode(text) == tiktoken_gpt2.encode_ordinary(text)
     assert ours.decode(ours.encode(text)) == text
+
+
+def test_the_bundled_gpt2_files_are_the_published_ones(gpt2_cache):
+    vocab_path, merges_path = gpt2_files(gpt2_cache)
+    assert hashlib.sha1(vocab_path.read_bytes()).hexdigest() == "f0223209235343bc067d7da838328bced8085ae1"
+    assert hashlib.sha1(merges_path.read_bytes()).hexdigest() == "396d4d8ec90cb02f4d56e049e0e4add868bcd943"
+
+
+def test_a_text_of_every_kind_matches_tiktoken(tiktoken_gpt2, ours):
+    text = BUNDLED_TEXT.read_text(encoding="utf-8")
+    assert ours.encode(text) == tiktoken_gpt2.encode(text) and len(text) > 400

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import stat
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -31,7 +33,9 @@ def test_write_is_compact_utf8_and_leaves_no_temporary_file(tmp_path, validate_t
     assert ", " not in text and ": " not in text and "héllo ✓" in text
     assert json.loads(text) == validate_trace(path)
     assert [p.name for p in path.parent.iterdir()] == ["t.json"]
-    assert path.stat().st_mode & 0o044  # readable by others, like any written file
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask  # what any new file gets, not a private 0o600
 
 
 def test_a_failed_write_keeps_the_previous_file(tmp_path):

@@ -17,20 +17,25 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as npst
 
-from cs336_lectures.runtime.values import MAX_ITEMS, ValueEncoder, decode
+from cs336_lectures.runtime.values import BUDGET, MAX_ITEMS, MAX_OVERSHOOT, ValueEncoder, decode
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "trace" / "schema.json").read_text())
 VALUE_VALIDATOR = jsonschema.Draft202012Validator(
     {"$schema": SCHEMA["$schema"], "$defs": SCHEMA["$defs"], "$ref": "#/$defs/value"}
 )
-MAX_ENCODED_CHARS = 200_000  # the budget is about 50k characters; generous slack for the last items
+MAX_ENCODED_CHARS = BUDGET + MAX_OVERSHOOT  # the budget, and at most the item in flight when it ran out
+
+
+def encoded_size(value) -> int:
+    """Characters of an encoded value as a trace holds it (UTF-8 JSON, not ASCII escapes)."""
+    return len(json.dumps(value, ensure_ascii=False, allow_nan=False))
 
 
 def encode(obj):
-    """Encode with a fresh encoder and check what every encoding must satisfy."""
+    """Encode with a fresh encoder and check what every encoding must satisfy: within the budget,
+    valid against the schema."""
     value = ValueEncoder().encode(obj)
-    text = json.dumps(value, allow_nan=False)
-    assert len(text) < MAX_ENCODED_CHARS
+    assert encoded_size(value) <= MAX_ENCODED_CHARS
     VALUE_VALIDATOR.validate(value)
     return value
 
@@ -97,7 +102,30 @@ def test_exact_values_round_trip(obj):
     )
 )
 def test_large_values_are_bounded(obj):
-    encode(obj)  # the checks are in encode()
+    value = ValueEncoder().encode(obj)
+    assert encoded_size(value) <= BUDGET + MAX_OVERSHOOT
+    VALUE_VALIDATOR.validate(value)
+
+
+@pytest.mark.parametrize("name, obj", [
+    ("long strings", ["x" * 1000] * 150),
+    ("control characters, escaped six times over", ["\x01" * 1000] * 150),
+    ("quotes", ['"' * 1000] * 150),
+    ("bytes", [b"\x00" * 1000] * 150),
+    ("floats", [[1 / 3] * 100] * 100),
+    ("numpy floats", [[np.float64(1 / 3)] * 100] * 100),
+    ("17-digit integers", [[-(2**52)] * 100] * 100),
+    ("big integers", [[10**300] * 100] * 100),
+    ("long keys", {f"{'k' * 990}{i}": "v" * 1000 for i in range(150)}),
+    ("nested strings", [[["x" * 1000] * 100] * 100] * 100),
+    ("small arrays", [np.random.rand(16, 16)] * 150),
+    ("reprs", [type("Wordy", (), {"__repr__": lambda self: "\x01" * 5000})()] * 150),
+])
+def test_the_budget_is_what_a_large_value_takes_in_the_trace(name, obj):
+    value = encode(obj)
+    # Large inputs fill the budget and stop there: a budget twice as large would fail the upper bound.
+    assert BUDGET - MAX_OVERSHOOT <= encoded_size(value) <= BUDGET + MAX_OVERSHOOT, name
+    assert value["len"] > len(value["items"])
 
 
 TORCH_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
@@ -165,7 +193,22 @@ anything = st.recursive(
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(anything)
 def test_anything_encodes_and_decodes_without_raising(obj):
-    decode(encode(obj))
+    value = encode(obj)
+    assert isinstance(decode(value), decoded_type(value))
+
+
+DECODED_TYPES = {"float": float, "int": int, "str": str, "dtype": str, "device": str, "bytes": bytes, "list": list,
+                 "tuple": tuple, "set": set, "frozenset": frozenset, "dict": dict, "dataclass": dict,
+                 "tensor": dict, "ndarray": dict, "finfo": dict, "iinfo": dict}
+
+
+def decoded_type(value) -> type | tuple[type, ...]:
+    """What decode() gives for an encoding: plain JSON as itself, tagged kinds by their tag."""
+    if not isinstance(value, dict):
+        return type(value)
+    if value["t"] in ("object", "truncated"):
+        return (str, type(None))  # the repr, or None when it failed
+    return DECODED_TYPES[value["t"]]
 
 
 # ---------------------------------------------------------------- scalars and text
@@ -200,14 +243,27 @@ def test_long_strings_and_bytes_are_truncated_with_their_length():
 
 def test_lone_surrogates_still_serialize_as_utf8():
     value = encode("a\ud800b")
-    json.dumps(value, ensure_ascii=False).encode("utf-8")
-    assert value["len"] == 3
+    assert value == {"t": "str", "v": "a\\ud800b", "len": 3}  # the surrogate written out as its escape
+    assert json.dumps(value, ensure_ascii=False).encode("utf-8").decode("utf-8") == json.dumps(value, ensure_ascii=False)
 
 
 def test_numpy_scalars_become_numbers():
     assert encode(np.int64(5)) == 5
     assert encode(np.float32(0.5)) == {"t": "float", "v": 0.5}
     assert encode(np.bool_(True)) is True
+
+
+def test_float32_and_narrower_keep_their_shortest_digits():
+    # The digits that give back the same float32, not the float64 expansion 0.10000000149011612.
+    assert encode(np.float32(0.1)) == {"t": "float", "v": 0.1}
+    assert encode(np.float16(0.1)) == {"t": "float", "v": 0.1}
+    assert encode(np.float64(0.1)) == {"t": "float", "v": 0.1}
+    assert encode(np.array([0.1, 0.7], dtype=np.float32))["data"] == [0.1, 0.7]
+    assert encode(np.array(0.3, dtype=np.float32))["data"] == 0.3
+    assert encode(torch.tensor([0.1, 0.7]))["data"] == [0.1, 0.7]
+    assert encode(torch.tensor(0.3))["data"] == 0.3
+    assert encode(torch.tensor(0.1, dtype=torch.float16))["data"] == 0.099975586  # float16's 0.1, as float32 digits
+    assert encode(torch.tensor([0.1], dtype=torch.float64))["data"] == [0.1]
 
 
 # ---------------------------------------------------------------- containers
@@ -251,8 +307,11 @@ def test_cycles_stop():
 
 
 def test_huge_nested_values_stay_small():
-    encode([["x" * 1000] * 100] * 100)
-    encode([[list(range(100))] * 100] * 100)
+    strings = encode([["x" * 1000] * 100] * 100)
+    assert strings["len"] == 100 and len(strings["items"]) < 100
+    assert all(item == "x" * 1000 for row in strings["items"] for item in row["items"])
+    numbers = encode([[list(range(100))] * 100] * 100)
+    assert numbers["len"] == 100 and numbers["items"][0]["items"][0] == {"t": "list", "items": list(range(100))}
 
 
 # ---------------------------------------------------------------- records and objects
@@ -366,12 +425,19 @@ def test_tensor_kinds_do_not_crash():
     assert encode(torch.ones(2, dtype=torch.bfloat16))["dtype"] == "bfloat16"
     meta = encode(torch.empty(4, 4, device="meta"))
     assert meta["device"] == "meta" and "data" not in meta and meta["nbytes"] == 64
-    assert encode(torch.eye(3).to_sparse())["data"][0] == [1.0, 0.0, 0.0]
-    encode(torch.eye(40).to_sparse())
+    assert encode(torch.eye(3).to_sparse())["data"] == [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
+    # A large sparse tensor is described, never densified (that could take gigabytes).
+    big_sparse = encode(torch.eye(40).to_sparse())
+    assert big_sparse["shape"] == [40, 40] and big_sparse["nbytes"] == 6400
+    assert "data" not in big_sparse and "preview" not in big_sparse
     grad = encode(torch.ones(2, requires_grad=True) * 2)
     assert grad["requires_grad"] is True and grad["data"] == [2.0, 2.0]
-    encode(torch.nn.Parameter(torch.zeros(3)))
-    encode(torch.ones(300, dtype=torch.float8_e4m3fn))
+    parameter = encode(torch.nn.Parameter(torch.tensor([0.5, -1.0, 0.0])))
+    assert parameter["t"] == "tensor" and parameter["requires_grad"] is True and parameter["data"] == [0.5, -1.0, 0.0]
+    float8 = encode(torch.full((300,), 0.3, dtype=torch.float8_e4m3fn))
+    assert float8["dtype"] == "float8_e4m3fn" and float8["nbytes"] == 300 and len(float8["preview"]) == 64
+    assert float8["preview"] == [0.3125] * 64  # e4m3's nearest to 0.3
+    assert "min" not in float8  # torch has no min() or mean() for float8: no statistics
 
 
 def test_numpy_arrays():

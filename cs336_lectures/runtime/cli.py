@@ -154,13 +154,14 @@ def trace(args: argparse.Namespace, argv: list[str]) -> int:
         return executor.run(args, argv, PROG)
     status = 0
     for file in args.files:
+        traced = functools.partial(
+            trace_lecture, Path(file), output_dir=output_dir, section=args.section,
+            trace_modules=tuple(args.trace_module), inspect_all=args.inspect_all,
+            max_steps=args.max_steps, timeout=args.timeout, seed=args.seed, quiet=args.quiet,
+            command=(PROG, *argv),
+        )
         try:
-            result = trace_lecture(
-                Path(file), output_dir=output_dir, section=args.section,
-                trace_modules=tuple(args.trace_module), inspect_all=args.inspect_all,
-                max_steps=args.max_steps, timeout=args.timeout, seed=args.seed, quiet=args.quiet,
-                command=(PROG, *argv),
-            )
+            result = _supervised(traced, output_dir / f"{trace_title(Path(file), args.section)}.json", args.timeout)
         except LectureError as error:
             print(f"{PROG}: error: {error}", file=sys.stderr)
             status = 2
@@ -177,11 +178,27 @@ def trace(args: argparse.Namespace, argv: list[str]) -> int:
     return status
 
 
+def _supervised(traced: Callable[..., TraceResult], trace_path: Path, timeout: float | None) -> TraceResult:
+    """traced() in a supervised child process where the system can fork (supervisor.py), so that a
+    limit always ends the lecture; in this process elsewhere."""
+    from cs336_lectures.runtime import supervisor
+
+    if not supervisor.supported():
+        return traced()
+    return supervisor.run_supervised(lambda supervision: traced(supervision=supervision),
+                                     trace_path=trace_path, timeout=timeout)
+
+
 def summary(result: TraceResult) -> str:
     """One line per traced lecture: 'var/traces/lecture_01.json: ok, 493 steps in 1.1 s'."""
     steps = f"{result.num_steps} step{'' if result.num_steps == 1 else 's'}"
     line = f"{result.path}: {result.status}, {steps} in {result.elapsed_s:.1f} s"
-    return f"{line}: {result.message}" if result.message else line
+    if result.message:
+        line = f"{line}: {result.message}"
+    if result.threads_left:
+        threads = "a thread" if result.threads_left == 1 else f"{result.threads_left} threads"
+        line = f"{line} (the lecture left {threads} running, stopped once the trace was written)"
+    return line
 
 
 def _fix_hash_seed() -> None:

@@ -124,22 +124,28 @@ def load_trace(path: str | os.PathLike) -> Trace:
     raw = read_trace_json(path)
     try:
         steps = _expand_steps(raw)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, RecursionError, SyntaxError,
+            MemoryError) as error:  # a value that decode() cannot read back
+        raise TraceFormatError(f"{path}: malformed trace: a value cannot be decoded: {error!r:.200}") from None
+    try:
         solutions = _solutions(raw, steps)
         ranks = _ranks(raw, steps)
     except (KeyError, IndexError, TypeError, ValueError) as error:
-        raise TraceFormatError(f"{path}: malformed trace: {error!r}") from None
+        raise TraceFormatError(f"{path}: malformed trace: a solution block or rank: {error!r:.200}") from None
     return Trace(header=raw["header"], files=raw["files"], steps=steps, solutions=solutions, ranks=ranks)
 
 
 def read_trace_json(path: Path) -> dict:
-    """The trace's JSON as written, once its format and version are checked (for readers that
-    index the raw steps themselves: the terminal viewer, the notebook export)."""
+    """The trace's JSON as written, once its format, version and structure are checked (for readers
+    that index the raw steps themselves: the terminal viewer, the notebook export)."""
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as error:
         raise TraceFormatError(f"{path}: not valid JSON (truncated?): {error}") from None
     except UnicodeDecodeError as error:
         raise TraceFormatError(f"{path}: not UTF-8 text: {error}") from None
+    except RecursionError:
+        raise TraceFormatError(f"{path}: JSON nested too deeply for a trace") from None
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         found = raw.get("format") if isinstance(raw, dict) else type(raw).__name__
         raise TraceFormatError(f"{path}: not a {FORMAT} file (format {found!r})")
@@ -148,6 +154,10 @@ def read_trace_json(path: Path) -> dict:
         raise TraceFormatError(
             f"{path}: trace version {raw.get('version')!r} is not supported (this reader knows versions {known})"
         )
+    try:
+        _check_structure(raw)
+    except _Malformed as error:
+        raise TraceFormatError(f"{path}: malformed trace: {error}") from None
     return raw
 
 
@@ -176,6 +186,67 @@ def _solutions(raw: dict, steps: list[Step]) -> list[Solution]:
         solutions.append(Solution(file=raw["files"][entry["file"]]["path"], first_line=first_line,
                                   last_line=last_line, steps=steps[first_step:last_step + 1]))
     return solutions
+
+
+class _Malformed(Exception):
+    """What is wrong with a trace's structure, in words."""
+
+
+def _check_structure(raw: dict) -> None:
+    """Raise _Malformed unless the fields that load_trace follows are there, with the right types,
+    and every index points inside its table; in particular a call's parent step comes before each
+    of the call's steps, so following parents always ends (a crafted cycle would loop forever).
+    Fields this reader does not follow are left to the schema."""
+    header, files = raw.get("header"), raw.get("files")
+    functions, calls, steps = raw.get("functions"), raw.get("calls"), raw.get("steps")
+    if not isinstance(header, dict):
+        raise _Malformed("the header is not an object")
+    for name, table in (("files", files), ("functions", functions), ("calls", calls), ("steps", steps)):
+        if not isinstance(table, list):
+            raise _Malformed(f"{name} is not a list")
+    for index, file in enumerate(files):
+        if not isinstance(file, dict) or not isinstance(file.get("path"), str):
+            raise _Malformed(f"files[{index}] has no path")
+    for index, function in enumerate(functions):
+        if not (isinstance(function, list) and len(function) == 3 and _is_index(function[0], len(files))
+                and isinstance(function[1], str)):
+            raise _Malformed(f"functions[{index}] is not [file, name, line] with a known file")
+    for index, call in enumerate(calls):
+        if not (isinstance(call, list) and len(call) in (2, 3) and _is_index(call[0], len(functions))
+                and _is_index(call[1], len(steps), allow=-1) and all(_is_index(item, len(calls)) for item in call[2:])):
+            raise _Malformed(f"calls[{index}] is not [function, parent step(, continued call)] with known indices")
+    for index, step in enumerate(steps):
+        if not (isinstance(step, list) and len(step) in (2, 3) and _is_index(step[0], len(calls))
+                and _is_int(step[1])):
+            raise _Malformed(f"steps[{index}] is not [call, line(, extras)] with a known call")
+        if calls[step[0]][1] >= index:
+            raise _Malformed(f"steps[{index}] belongs to call {step[0]}, whose parent step {calls[step[0]][1]} "
+                             f"does not come before it")
+        if len(step) == 3:
+            _check_extras(step[2], index)
+
+
+_EXTRAS_TYPES = {"v": dict, "c": list, "r": list, "o": str, "e": str, "x": dict}
+
+
+def _check_extras(extras: Any, index: int) -> None:
+    if not isinstance(extras, dict):
+        raise _Malformed(f"steps[{index}] has extras that are not an object")
+    for key, expected in _EXTRAS_TYPES.items():
+        if key in extras and not isinstance(extras[key], expected):
+            raise _Malformed(f"steps[{index}].{key} is not a {expected.__name__}")
+    if not all(isinstance(name, str) for name in extras.get("c", ())):
+        raise _Malformed(f"steps[{index}].c lists something that is not a name")
+    if not all(isinstance(rendering, dict) for rendering in extras.get("r", ())):
+        raise _Malformed(f"steps[{index}].r holds something that is not a rendering")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_index(value: Any, size: int, allow: int | None = None) -> bool:
+    return _is_int(value) and (0 <= value < size or value == allow)
 
 
 def _expand_steps(raw: dict) -> list[Step]:

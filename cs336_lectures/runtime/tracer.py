@@ -55,6 +55,7 @@ from cs336_lectures.runtime.trace_format import FORMAT, VERSION, write_trace
 
 if TYPE_CHECKING:
     from cs336_lectures.runtime.assets import AssetStore
+    from cs336_lectures.runtime.supervisor import Supervision
 
 MAX_OUTPUT = 10_000_000  # characters of stdout + stderr kept in one trace
 OUTPUT_CUT = f"\n[output limit of {MAX_OUTPUT:,} characters reached: the rest of the output is not in the trace]\n"
@@ -84,6 +85,7 @@ class TraceResult:
     elapsed_s: float
     message: str | None = None
     interrupted: bool = False  # Ctrl-C: the trace is written, and no further lecture should be traced
+    threads_left: int = 0  # threads the lecture started that were still running when its trace was written
 
 
 @dataclass
@@ -195,7 +197,11 @@ class Tracer:
         self.elapsed_s = 0.0
         self.stop_status: str | None = None
         self.stop_message: str | None = None
+        self.on_stop: Callable[[], None] | None = None  # told when a limit is reached (supervisor.py)
         self._watchdog_fired = False
+        self._sigints = 0  # SIGINTs delivered during the run: real Ctrl-C, or the watchdog's
+        self._previous_sigint: Any = None
+        self._html: dict[str, list[str]] = {}  # file path -> highlighted lines, computed once
         # Output as pieces per (step, "o" or "e"), joined once when the trace is written: adding
         # to a growing string would be quadratic for a line that prints thousands of times.
         self._output: dict[tuple[int, str], list[str]] = {}
@@ -269,6 +275,7 @@ class Tracer:
         stdin, stdout, stderr = sys.stdin, sys.stdout, sys.stderr
         cwd = os.getcwd()  # a lecture may chdir; the trace is still written where it was asked for
         previous_trace = sys.gettrace()
+        self._catch_sigint()
         watchdog = self._start_watchdog()
         self.started = time.perf_counter()
         self.checkpoint = min(CHECK_EVERY, self.max_steps if self.max_steps is not None else CHECK_EVERY)
@@ -305,6 +312,7 @@ class Tracer:
         except BaseException as error:  # the lecture failed (its own BaseException subclasses too): into the trace
             failure = error
         finally:
+            self._release_sigint()
             gc.unfreeze()
             sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
             os.chdir(cwd)
@@ -355,6 +363,8 @@ class Tracer:
             resumed = None  # someone else's tracer, or an earlier trace's
         if self.suppress:
             frame.f_trace = resumed.dormant if resumed is not None else None
+            if resumed is not None:  # its suspended line now finishes untraced: nothing is left pending
+                resumed.step, resumed.pending = -1, None
             return None
         parent = self.current
         parent_step = parent.step if parent is not None else -1
@@ -367,7 +377,7 @@ class Tracer:
             values = resumed.values
         directives = self.files[self.functions[function][0]].directives
         activation = _Activation(self, call_id, parent, directives, values)
-        if resumed is not None:  # the suspended line (yield, await) is still running
+        if resumed is not None and resumed.step >= 0:  # the suspended line (yield, await) is still running
             activation.step, activation.pending, resumed.pending = resumed.step, resumed.pending, None
         else:
             activation.arguments = _inspected_arguments(frame.f_code, directives)
@@ -383,6 +393,7 @@ class Tracer:
         now, since it may never be resumed, and again (when changed) by the resumed activation,
         which finishes the line."""
         directive = activation.pending
+        sigints = self._sigints
         if directive.stepover:
             self.suppress = False
         suspending = event == "return" and frame.f_code.co_code[frame.f_lasti] == _YIELD_VALUE
@@ -404,11 +415,13 @@ class Tracer:
             for name in directive.clear:
                 activation.values.pop(name, None)
                 cleared.append(name)
+        if self._sigints != sigints:  # a real Ctrl-C arrived while values were read, and reading swallowed it
+            raise KeyboardInterrupt
 
     def _record_value(self, activation: _Activation, name: str, value: Any) -> None:
         try:
             encoded = self.encoder.encode(value)
-        except Exception as error:  # the encoder is meant never to raise; a lecture must not die of it
+        except BaseException as error:  # the encoder is meant never to raise; reading a value never ends a run
             encoded = {"t": "object", "cls": type(value).__qualname__, "repr": None, "error": repr(error)[:200]}
         if activation.values.get(name, _NOT_FOUND) != encoded:
             activation.values[name] = encoded
@@ -417,8 +430,8 @@ class Tracer:
     def add_output(self, key: str, text: str) -> None:
         """Text the lecture wrote to stdout ("o") or stderr ("e"), for the current step."""
         index = self._current_step()
-        if index < 0 or not text or self._output_left <= 0:
-            return
+        if index < 0 or not text or self._output_left <= 0 or self.stop_status is not None:
+            return  # nothing of what a lecture does after a limit stopped it belongs in the trace
         if len(text) > self._output_left:
             text = text[: self._output_left] + OUTPUT_CUT
         self._output_left -= len(text)
@@ -436,10 +449,12 @@ class Tracer:
         if self.max_steps is not None and count >= self.max_steps:
             self.stop_status = "max_steps"
             self.stop_message = f"stopped after {count} steps (the limit set by --max-steps)"
+            self._stopping()
             raise _StopTracing
         elapsed = time.perf_counter() - self.started
         if self.timeout is not None and elapsed >= self.timeout:
             self._note_timeout()
+            self._stopping()
             raise _StopTracing
         if self.on_progress is not None:
             self.on_progress(count, elapsed)
@@ -453,14 +468,6 @@ class Tracer:
             return None
         self._watchdog_lock = threading.Lock()
         self._watchdog_armed = True
-        self._sigint_delivered = False
-
-        def on_sigint(signum: int, frame: types.FrameType | None) -> None:
-            self._sigint_delivered = True
-            raise KeyboardInterrupt
-
-        # Our own handler: also works when the process was started with SIGINT ignored.
-        self._previous_sigint = signal.signal(signal.SIGINT, on_sigint)
 
         def fire() -> None:
             with self._watchdog_lock:
@@ -468,6 +475,8 @@ class Tracer:
                     self._watchdog_fired = True
                     # A real SIGINT also wakes a main thread blocked in sleep() or I/O.
                     signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+            if self._watchdog_fired:
+                self._stopping()
 
         timer = threading.Timer(self.timeout + 0.5, fire)  # the step check normally fires first
         timer.daemon = True
@@ -480,14 +489,35 @@ class Tracer:
         with self._watchdog_lock:
             self._watchdog_armed = False
         timer.cancel()
-        try:
-            # A signal sent but not yet handled raises soon: let that happen here, not later.
-            for _ in range(100):
-                if not self._watchdog_fired or self._sigint_delivered:
-                    break
-                time.sleep(0.01)
-        finally:
+        # A signal sent but not yet handled raises soon: let that happen here, not later.
+        for _ in range(100):
+            if not self._watchdog_fired or self._sigints:
+                break
+            time.sleep(0.01)
+
+    def _catch_sigint(self) -> None:
+        """Count SIGINTs, so that reading a value can tell a real Ctrl-C (or the watchdog's signal)
+        from a KeyboardInterrupt raised by the value's own code. Our own handler also works when
+        the process was started with SIGINT ignored."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+
+        def on_sigint(signum: int, frame: types.FrameType | None) -> None:
+            self._sigints += 1
+            raise KeyboardInterrupt
+
+        self._previous_sigint = signal.signal(signal.SIGINT, on_sigint)
+
+    def _release_sigint(self) -> None:
+        if self._previous_sigint is not None:
             signal.signal(signal.SIGINT, self._previous_sigint)
+            self._previous_sigint = None
+
+    def _stopping(self) -> None:
+        """A limit is reached: a supervisor makes sure the run ends even if the lecture catches the stop."""
+        hook, self.on_stop = self.on_stop, None  # once, though both the step check and the watchdog may stop
+        if hook is not None:
+            hook()
 
     def _note_tracing_lost(self) -> None:
         # CPython switches tracing off for good when the trace function itself raises, and at the
@@ -526,24 +556,43 @@ class Tracer:
 
     def to_dict(self, header: dict) -> dict:
         """The trace as the JSON-able dict trace/README.md describes."""
-        from cs336_lectures.runtime.rendering import highlight_lines
-
-        files = [
-            {
-                "path": file.path,
-                "source": file.source,
-                "html": highlight_lines(file.source),
-                "hidden": sorted(line for line, directive in file.directives.items() if directive.hide),
-            }
-            for file in self.files
-        ]
         for (index, key), pieces in self._output.items():
             _extras(self.steps[index])[key] = "".join(pieces)
-        header = {**header, "num_steps": len(self.steps)}
-        trace = {"format": FORMAT, "version": VERSION, "header": header, "files": files,
-                 "functions": self.functions, "calls": self.calls, "steps": self.steps}
-        if self.solutions:
-            trace["solutions"] = self.solutions
+        return self._trace_dict(header, self.steps, self.calls, self.functions, self.files, self.solutions)
+
+    def snapshot(self, header: dict) -> dict:
+        """The trace so far, for another thread while the run goes on: it changes nothing of the
+        tracer's state, and copies the lists first (steps before the calls they refer to)."""
+        steps = list(self.steps)
+        calls, functions, files = list(self.calls), list(self.functions), list(self.files)
+        for (index, key), pieces in list(self._output.items()):
+            if index < len(steps):
+                step = steps[index]
+                steps[index] = [step[0], step[1], {**(step[2] if len(step) > 2 else {}), key: "".join(pieces)}]
+        # A block closed after the steps were copied may end past them: cut it at the copy's end.
+        solutions = [{**entry, "steps": [min(entry["steps"][0], len(steps)), min(entry["steps"][1], len(steps) - 1)]}
+                     for entry in list(self.solutions)]
+        return self._trace_dict(header, steps, calls, functions, files, solutions)
+
+    def _trace_dict(self, header: dict, steps: list, calls: list, functions: list, files: list[_File],
+                    solutions: list[dict]) -> dict:
+        from cs336_lectures.runtime.rendering import highlight_lines
+
+        listed = []
+        for file in files:
+            if file.path not in self._html:
+                self._html[file.path] = highlight_lines(file.source)
+            listed.append({
+                "path": file.path,
+                "source": file.source,
+                "html": self._html[file.path],
+                "hidden": sorted(line for line, directive in file.directives.items() if directive.hide),
+            })
+        header = {**header, "num_steps": len(steps)}
+        trace = {"format": FORMAT, "version": VERSION, "header": header, "files": listed,
+                 "functions": functions, "calls": calls, "steps": steps}
+        if solutions:
+            trace["solutions"] = solutions
         return trace
 
 
@@ -619,7 +668,7 @@ def _lookup(frame: types.FrameType, path: tuple[str, ...]) -> Any:
             break
         try:
             value = getattr(value, attribute)
-        except Exception:  # a property may raise anything; an unreadable value is just absent
+        except BaseException:  # a property may raise anything, SystemExit too; an unreadable value is just absent
             value = _NOT_FOUND
     return value
 
@@ -675,11 +724,14 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
                   trace_modules: tuple[str, ...] = (), inspect_all: bool = False,
                   max_steps: int | None = None, timeout: float | None = None, seed: int = 0,
                   quiet: bool = False, command: tuple[str, ...] = (),
-                  report_progress: Callable[..., None] | None = None) -> TraceResult:
+                  report_progress: Callable[..., None] | None = None,
+                  supervision: Supervision | None = None) -> TraceResult:
     """Trace `path` (its main(), a section, or its top level) into `<output_dir>/<stem>[.<section>].json`.
 
     `report_progress(steps, elapsed_s, phase)`, when given, replaces the terminal's progress display
     (a batch job reports to a file). Raises LectureError when the lecture cannot be started at all.
+    `supervision` (supervisor.py, in the child process of `cs336-lectures trace`) watches the run,
+    to end it whatever it does.
     """
     entry = _check_lecture(path, section)
     title = trace_title(path, section)
@@ -703,16 +755,20 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
                 _import_untraced(path, load)
                 run = _entry_function(path, module, entry)
             _make_folder(output_dir)  # before the run, so that a bad -o does not cost a whole lecture
+            header = {"title": title, "source": str(path), "entry": entry, "created": created,
+                      "elapsed_s": 0.0, **environment(), "command": list(command), "seed": seed, "status": "ok"}
+            if supervision is not None:
+                supervision.watch(tracer, header)
             with follow_ranks(tracer, assets_dir=assets.folder, files_dir=assets.cache_dir,
                               inspect_all=inspect_all, max_steps=max_steps, seed=seed) as ranks:
                 failure = tracer.run(run)
+            if supervision is not None:
+                supervision.run_returned()
             docstring = _module_docstring(module)
             if entry == "<module>" and _is_top_level_import_error(path, failure):
                 raise _import_failure(path, failure)  # as it is for a lecture with a main()
 
-        header = {"title": title, "source": str(path), "entry": entry, "created": created,
-                  "elapsed_s": round(tracer.elapsed_s, 3), **environment(), "command": list(command),
-                  "seed": seed, "status": "ok"}
+        header["elapsed_s"] = round(tracer.elapsed_s, 3)
         if docstring:
             header["docstring"] = docstring
         message = None

@@ -28,6 +28,7 @@ import dataclasses
 import enum
 import heapq
 import itertools
+import json
 import math
 import re
 import reprlib
@@ -47,10 +48,14 @@ MAX_DEPTH = 6  # containers nested deeper become "truncated"
 MAX_SORTED_SET = 10_000  # larger sets are listed in iteration order
 MAX_TENSOR_DATA = 256  # elements; bigger tensors get a preview and statistics
 PREVIEW = 64
-# Rough output characters one value may take; containers stop adding items when it runs out.
+# Output characters one value may take, as JSON; containers stop adding items when it runs out,
+# so the encoding exceeds it by at most the item in flight (MAX_OVERSHOOT, tested).
 BUDGET = 50_000
-NODE_COST = 8
+NODE_COST = 20  # an int of up to 17 digits, a bool or null, and its comma
+FLOAT_COST = 40  # {"t":"float","v":0.3333333333333333},
+CONTAINER_COST = 24  # {"t":"list","items":[]}
 ELEMENT_COST = 20
+MAX_OVERSHOOT = 8_000  # a string of MAX_STRING control characters, escaped, and the open containers
 
 ADDRESS = re.compile(r"\b0x[0-9a-fA-F]{6,16}\b")
 _short_repr = reprlib.Repr()  # for containers nested too deep: a glimpse, not the whole
@@ -96,6 +101,7 @@ class ValueEncoder:
         if kind is int and -MAX_EXACT_INT < obj < MAX_EXACT_INT:
             return obj
         if kind is float:
+            self._budget -= FLOAT_COST - NODE_COST
             return _float(obj)
         if obj is None or kind is bool:
             return obj
@@ -104,7 +110,7 @@ class ValueEncoder:
             if method is not None:
                 return method(self, obj, depth)
             return self._other(obj, depth)
-        except Exception as error:  # a broken __repr__, __len__, __iter__, property, ...
+        except BaseException as error:  # a broken __repr__, property... (SystemExit too)
             return _failure(obj, error)
 
     def _other(self, obj: Any, depth: int) -> Any:
@@ -114,7 +120,7 @@ class ValueEncoder:
             if module is not None:
                 try:
                     encoded = encode(obj, module, depth)
-                except Exception:  # an exotic subclass (masked array, nested tensor): its repr will do
+                except BaseException:  # an exotic subclass (masked array, nested tensor): its repr will do
                     return self._object(obj)
                 if encoded is not None:
                     return encoded
@@ -141,23 +147,26 @@ class ValueEncoder:
             return obj
         bits = obj.bit_length()
         if bits <= MAX_INT_BITS:
-            return {"t": "int", "v": str(obj)}
+            digits = str(obj)
+            self._budget -= len(digits) + CONTAINER_COST
+            return {"t": "int", "v": digits}
         digits = int(bits * math.log10(2)) + 1
         return {"t": "object", "cls": "int", "repr": f"<int of {bits} bits, about {digits} decimal digits>"}
 
     def _float(self, obj: float, depth: int) -> Any:
+        self._budget -= FLOAT_COST - NODE_COST
         return _float(float(obj))
 
     def _str(self, obj: str, depth: int) -> Any:
         obj = str.__str__(obj)
-        self._budget -= min(len(obj), MAX_STRING)
+        self._budget -= _json_length(obj[:MAX_STRING])
         if len(obj) <= MAX_STRING and _is_utf8(obj):
             return obj
         return {"t": "str", "v": _utf8_safe(obj[:MAX_STRING]), "len": len(obj)}
 
     def _bytes(self, obj: bytes | bytearray, depth: int) -> Any:
         shown = repr(bytes(obj[:MAX_BYTES]))
-        self._budget -= len(shown)
+        self._budget -= _json_length(shown)
         return {"t": "bytes", "v": shown, "len": len(obj)}
 
     # ------------------------------------------------------------ containers
@@ -176,6 +185,7 @@ class ValueEncoder:
         container = items if container is None else container
         if depth >= MAX_DEPTH or id(container) in self._open:
             return self._truncated(container, kind)
+        self._budget -= CONTAINER_COST
         self._open.add(id(container))
         try:
             encoded = []
@@ -194,6 +204,7 @@ class ValueEncoder:
     def _dict(self, obj: dict, depth: int) -> Any:
         if depth >= MAX_DEPTH or id(obj) in self._open:
             return self._truncated(obj, "dict")
+        self._budget -= CONTAINER_COST
         self._open.add(id(obj))
         try:
             pairs = []
@@ -212,6 +223,7 @@ class ValueEncoder:
         """A dataclass or namedtuple: its class name and (field, value) pairs."""
         if depth >= MAX_DEPTH or id(obj) in self._open:
             return self._truncated(obj, "dataclass")
+        self._budget -= CONTAINER_COST
         self._open.add(id(obj))
         try:
             encoded = []
@@ -220,7 +232,7 @@ class ValueEncoder:
                     break
                 try:
                     item = self._encode(read(), depth + 1)
-                except Exception as error:  # a field that was never set
+                except BaseException as error:  # a field that was never set
                     item = _failure(None, error)
                 encoded.append([name, item])
         finally:
@@ -239,10 +251,10 @@ class ValueEncoder:
     def _object(self, obj: Any) -> Any:
         try:
             text = repr(obj)
-        except Exception as error:
+        except BaseException as error:
             return _failure(obj, error)
         text = self._clean_repr(text)
-        self._budget -= len(text)
+        self._budget -= _json_length(text)
         return {"t": "object", "cls": _class_name(obj), "repr": text}
 
     def _clean_repr(self, text: str) -> str:
@@ -347,7 +359,9 @@ class ValueEncoder:
         if isinstance(obj, np.integer):
             return self._int(int(obj), depth)
         if isinstance(obj, np.floating):
-            return _float(float(obj))
+            self._budget -= FLOAT_COST - NODE_COST
+            # numpy prints float32 and narrower with their own shortest digits: 0.1, not 0.10000000149011612.
+            return _float(float(str(obj)) if obj.itemsize <= 4 else float(obj))
         if isinstance(obj, (np.str_, np.bytes_)):
             return self._encode(obj.item(), depth)
         return self._object(obj)
@@ -505,7 +519,7 @@ def _first_items_in_order(items: set | frozenset) -> list:
         return list(itertools.islice(items, MAX_ITEMS))
     try:
         return heapq.nsmallest(MAX_ITEMS, items)
-    except Exception:  # items that do not compare with each other
+    except BaseException:  # items that do not compare with each other
         return sorted(items, key=lambda item: (type(item).__name__, _attempt(lambda: repr(item), "")))[:MAX_ITEMS]
 
 
@@ -529,7 +543,7 @@ def _iinfo(info, dtype: str) -> dict:
 def _failure(obj: Any, error: BaseException) -> dict:
     try:
         message = f"{type(error).__name__}: {error}"
-    except Exception:
+    except BaseException:
         message = type(error).__name__
     cls = "NoneType" if obj is None else _class_name(obj)
     return {"t": "object", "cls": cls, "repr": None, "error": _utf8_safe(message[:MAX_STRING])}
@@ -540,10 +554,15 @@ def _class_name(obj: Any) -> str:
     return name if isinstance(name, str) else type(obj).__name__
 
 
+def _json_length(text: str) -> int:
+    """Characters of `text` as a JSON string in a trace (escapes count; UTF-8 text is kept as is)."""
+    return len(json.encoder.encode_basestring(text))
+
+
 def _attempt(function: Callable[[], Any], default: Any) -> Any:
     try:
         return function()
-    except Exception:
+    except BaseException:
         return default
 
 
