@@ -304,7 +304,7 @@ def test_a_broken_catalog_warns_once_and_its_language_falls_back_to_english(tmp_
     assert set(title["translations"]) == {"zh"} and title["untranslated"] == {"ru": "missing"}
 
 
-def test_annotations_legends_ticks_and_marked_words_of_a_figure_are_translated(tmp_path, validate_trace):
+def test_annotations_legends_ticks_and_marked_words_of_a_figure_are_translated_inside_templates_too(tmp_path, validate_trace):
     lecture = tmp_path / "figures.py"
     lecture.write_text('''from matplotlib.figure import Figure
 from cs336_lectures import plot
@@ -320,6 +320,8 @@ def main():
         axes.plot([1, 2], [3, 4], label=part)
     axes.legend()
     axes.text(1, 3, "memory-bound")
+    for part in PARTS:
+        axes.text(2, 4, f"{part} kept")
     axes.set_xticks(range(2), [f"{kind} step" for kind in ("warm", "cold")])
     axes.set_title("Bytes")
     plot(figure)
@@ -327,7 +329,7 @@ def main():
     done = cli("i18n", "extract", str(lecture), "--lang", "zh", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     translations = {"weights": "权重", "gradients": "梯度", "memory-bound": "受内存限制", "{kind} step": "{kind} 步",
-                    "Bytes": "字节"}
+                    "{part} kept": "保留的{part}", "Bytes": "字节"}
     catalog = load_catalog(catalog_path(lecture, "zh"))
     assert sorted(entry.en for entry in catalog.entries) == sorted(translations)
     for entry in catalog.entries:
@@ -339,6 +341,6 @@ def main():
     [figure] = [r for step in load_trace(tmp_path / "out" / "figures.json").steps for r in step.renderings
                 if r["type"] == "plot"]
     svg = (tmp_path / "out" / figure["translations"]["zh"]["src"]).read_text(encoding="utf-8")
-    for chinese in ("权重", "梯度", "受内存限制", "warm 步", "cold 步", "字节"):
+    for chinese in ("权重", "梯度", "受内存限制", "warm 步", "cold 步", "保留的权重", "保留的梯度", "字节"):
         assert chinese in svg
     assert "memory-bound" not in svg and "gradients" not in svg

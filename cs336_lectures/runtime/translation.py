@@ -133,19 +133,29 @@ def _figure_texts(figure: Any) -> list[Any]:
 
 
 def _translated_label(english: str, entries: dict[str, Entry]) -> str | None:
-    """A label's current translation: by its exact English, else by the first template it fits."""
+    """A label's current translation: by its exact English, else by the first template it fits.
+
+    A template's field whose value is itself a translated word (a name a figure function
+    loops over, marked `translatable`) is filled with that word's translation.
+    """
     entry = entries.get(english)
     if entry is not None and not entry.template:
         return entry.translation if entry.current else None
     for entry in entries.values():
         if entry.template and entry.current:
             try:
-                filled = Template.parse(entry.en).fill(entry.translation, english)
+                values = Template.parse(entry.en).values(english)
+                if values is not None:
+                    words = {field: _translated_word(value, entries) for field, value in values.items()}
+                    return Template.substitute(entry.translation, words)
             except TemplateError:
                 continue
-            if filled is not None:
-                return filled
     return None
+
+
+def _translated_word(english: str, entries: dict[str, Entry]) -> str:
+    entry = entries.get(english)
+    return entry.translation if entry is not None and not entry.template and entry.current else english
 
 
 def _draw_in(language: str, figure: Any, draw: Callable[[Any], Drawing]) -> Drawing:
