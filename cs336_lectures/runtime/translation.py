@@ -144,13 +144,19 @@ def _translated_label(english: str, entries: dict[str, Entry]) -> str | None:
     for entry in entries.values():
         if entry.template and entry.current:
             try:
-                values = Template.parse(entry.en).values(english)
+                values = _parsed(entry.en).values(english)
                 if values is not None:
                     words = {field: _translated_word(value, entries) for field, value in values.items()}
                     return Template.substitute(entry.translation, words)
             except TemplateError:
                 continue
     return None
+
+
+@lru_cache(maxsize=4096)
+def _parsed(template: str) -> Template:
+    """Template.parse, once per template: every tick label of every figure is tried against each."""
+    return Template.parse(template)
 
 
 def _translated_word(english: str, entries: dict[str, Entry]) -> str:
