@@ -870,14 +870,16 @@ def optimizers():
 
 def optimizer_state_by_hand():
     text("## What \"state\" means")
-    text("AdaGrad's running sum g2 must survive from one step to the next: it lives in the "
-         "optimizer's `state`, one entry per parameter. One weight w = 2.0, lr = 0.1, and two "
-         "gradients, 3 then 4:")
     w = nn.Parameter(torch.tensor([2.0]))
-    optimizer = AdaGrad([w], lr=0.1)
+    lr = 0.1  # @inspect lr
+    gradients = (3.0, 4.0)  # @inspect gradients
+    text(f"AdaGrad's running sum g2 must survive from one step to the next: it lives in the "
+         f"optimizer's `state`, one entry per parameter. One weight w = {w.item():g}, lr = {lr:g}, "
+         f"and two gradients, {gradients[0]:g} then {gradients[1]:g}:")
+    optimizer = AdaGrad([w], lr=lr)
     g2_history = [0.0]  # the sum before any step
     worked_steps = []  # @inspect worked_steps
-    for grad in (3.0, 4.0):  # @inspect grad
+    for grad in gradients:  # @inspect grad
         weight_before = w.item()
         w.grad = torch.tensor([grad])
         optimizer.step()
@@ -885,7 +887,7 @@ def optimizer_state_by_hand():
         weight = w.item()  # @inspect weight
         # formulas only: the value is quoted inside a translated sentence, so it holds no English word
         worked_steps.append(f"g2 = {g2_history[-1]:g} + {grad:g}² = {g2:g}, "  # @inspect worked_steps @stepover
-                            f"w = {weight_before:.4g} - 0.1 x {grad:g} / √{g2:g} = {weight:.4g}")
+                            f"w = {weight_before:.4g} - {lr:g} x {grad:g} / √{g2:g} = {weight:.4g}")
         g2_history.append(g2)
     text(f"First step: {worked_steps[0]}. Second step: {worked_steps[1]}. The second step "
          f"started from the {g2_history[1]:g} left by the first: that memory is the "

@@ -639,3 +639,19 @@ def test_lecture_02_adagrad_steps_read_without_english_in_translation(lecture_02
                   if r["type"] == "markdown" and "First step: g2 = 0 + 3² = 9" in r["html"]]
     for language in ("ru", "zh"):
         assert " and " not in sentence["translations"][language]["html"]
+
+
+def test_lecture_02_adagrad_prose_follows_an_edit_of_its_numbers(tmp_path):
+    """The worked AdaGrad example's sentence is built from the run: new gradients, new prose."""
+    source = (ROOT / "lectures" / "lecture_02.py").read_text(encoding="utf-8")
+    assert "gradients = (3.0, 4.0)" in source
+    edited = tmp_path / "lecture_02.py"
+    edited.write_text(source.replace("gradients = (3.0, 4.0)", "gradients = (1.0, 2.0)"), encoding="utf-8")
+    process = subprocess.run(
+        [sys.executable, "-m", "cs336_lectures", "trace", str(edited), "--section", "optimizer_state_by_hand",
+         "-o", str(tmp_path / "out"), "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert process.returncode == 0, process.stderr
+    trace = load_trace(tmp_path / "out" / "lecture_02.optimizer_state_by_hand.json")
+    prose = " ".join(r["html"] for step in trace.steps for r in step.renderings if r["type"] == "markdown")
+    assert "two gradients, 1 then 2" in prose
+    assert "First step: g2 = 0 + 1² = 1, w = 2 - 0.1 x 1 / √1 = 1.9" in prose

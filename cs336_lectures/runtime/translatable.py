@@ -8,9 +8,8 @@ is not translated either. The texts a lecture writes into its matplotlib figures
 translatable too, each a literal or f-string: titles and axis labels (`set_title`, `set_xlabel`,
 `suptitle`, ...), annotations (`axes.text(x, y, s)`, `axes.annotate(s, ...)`), legend entries
 and tick labels (`label=` of a plotting call, the labels list or comprehension given to
-`legend` or `set_xticks`), and any
-string wrapped in `translatable(...)`, the marker for figure words kept in data (a table of
-names a figure function loops over).
+`legend` or `set_xticks`), and any string wrapped in `translatable(...)`, the marker for
+figure words kept in data (a table of names a figure function loops over).
 
 The tracer finds the same calls again while the lecture runs: `call_at` maps the source span
 of the call being executed to what was found here, so runtime and catalogs agree on every key.

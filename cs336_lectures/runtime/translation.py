@@ -76,7 +76,10 @@ def translate_figure(figure: Any, caller: types.FrameType, draw: Callable[[Any],
                 changes.append((artist.set_text, artist.get_text(), translated))
         for axis in _axes_of(figure):
             formatter = axis.get_major_formatter()
-            english_ticks = formatter.format_ticks(axis.get_majorticklocs())
+            try:
+                english_ticks = formatter.format_ticks(axis.get_majorticklocs())
+            except Exception:  # a formatter that cannot label yet: its ticks stay English, the figure is drawn
+                continue
             if any(_translated_label(label, entries) is not None for label in english_ticks):
                 # swapped in place: set_major_formatter would also mark the axis's formatter as chosen by hand
                 changes.append((lambda chosen, ticks=axis.major: setattr(ticks, "formatter", chosen), formatter,
