@@ -4,6 +4,7 @@ The public surface of the runtime is small:
 
 - ``text``, ``image``, ``link``, ``plot``: put a rendering on the current line of a lecture;
 - ``solution``: ``with solution():`` folds an exercise's worked answer until the student asks;
+- ``translatable``: marks a word a figure shows, kept in data, for the translation catalogs;
 - ``Reference``: an external reference (paper, blog post) to pass to ``link``;
 - ``load_trace``: read a trace written by ``cs336-lectures trace``.
 
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cs336_lectures.runtime.primitives import Reference, image, link, plot, solution, text
     from cs336_lectures.runtime.trace_format import Trace, load_trace
+    from cs336_lectures.runtime.translatable import translatable
 
 _HOMES = {
     "Reference": "runtime.primitives",
@@ -30,6 +32,7 @@ _HOMES = {
     "text": "runtime.primitives",
     "Trace": "runtime.trace_format",
     "load_trace": "runtime.trace_format",
+    "translatable": "runtime.translatable",
 }
 
 __all__ = sorted(_HOMES)

@@ -14,7 +14,7 @@ import regex
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from cs336_lectures import Reference, link, plot, solution, text
+from cs336_lectures import Reference, link, plot, solution, text, translatable
 from cs336_lectures.tokenization import (
     GPT2_TOKENIZER_REGEX,
     BPETokenizer,
@@ -289,6 +289,7 @@ def course_logistics():
          "applied domain (prompt or fine-tune an existing model instead).")
     text("Compute is donated by Together AI; read the course's cluster guide before using "
          "it, and start assignments early: the cluster fills up before deadlines.")
+    link(cluster_guide)
     link(course_website)
     text("AI coding tools (Copilot, Cursor...) can take the learning away from you; use "
          "them at your own risk.")
@@ -398,7 +399,7 @@ def systems():
     ridge_flops_per_byte = h100_flop_per_sec / h100_bytes_per_sec  # @inspect ridge_flops_per_byte
     prompt_tokens = 1024  # @inspect prompt_tokens
     # T tokens through a bfloat16 weight matrix: 2 T FLOPs per weight, 2 bytes per weight read
-    flops_per_byte = {"prefill": 2 * prompt_tokens / 2, "decode": 2 * 1 / 2}  # @inspect flops_per_byte
+    flops_per_byte = {translatable("prefill"): 2 * prompt_tokens / 2, translatable("decode"): 2 * 1 / 2}  # @inspect flops_per_byte
     text(f"Why: pushing T tokens through a weight matrix does about T FLOPs for every byte of "
          f"weights read from memory. An H100 can do {ridge_flops_per_byte:.0f} FLOPs in the "
          f"time it reads one byte, so a {prompt_tokens}-token prefill keeps its cores busy, "
@@ -723,7 +724,6 @@ def bpe_training():
          "version breaks ties by taking the pair it met first) and replaces it everywhere "
          "with a new index:")
     link(merge)
-    merge_notes = []  # @inspect merge_notes
     for step in range(3):  # @inspect step
         counts = Counter(zip(indices, indices[1:]))  # @inspect counts
         pair = max(counts, key=counts.get)  # @inspect pair
@@ -733,9 +733,12 @@ def bpe_training():
         new_token = vocab[new_index]  # @inspect new_token
         merges[pair] = new_index  # @inspect merges
         indices = merge(indices, pair, new_index)  # @inspect indices
-        merge_notes.append(f"merge {step + 1}: `{vocab[pair[0]]!r}` + `{vocab[pair[1]]!r}` "  # @inspect merge_notes @stepover
-                           f"({counts[pair]} times" + (f", tied with {len(tied)} other pair(s))" if tied else ")"))
-    text("; ".join(merge_notes) + ".")
+        # two whole sentences, not one glued from pieces, so that each translates as a template
+        if tied:
+            text(f"Merge {step + 1}: `{vocab[pair[0]]!r}` + `{vocab[pair[1]]!r}`, seen {counts[pair]} times, "
+                 f"tied with {len(tied)} other pair(s).")
+        else:
+            text(f"Merge {step + 1}: `{vocab[pair[0]]!r}` + `{vocab[pair[1]]!r}`, seen {counts[pair]} times.")
     plot(bpe_merges_figure(string, list(merges), vocab))  # @stepover
     text("The package wraps this loop as a function returning the parameters of a "
          "tokenizer (its vocabulary and merges):")
@@ -833,13 +836,13 @@ def tokenization_summary():
     text("## Summary")
     string = "Hello, 🌍! Привет!"  # @inspect string
     compression_ratios = {  # @inspect compression_ratios
-        "character": get_compression_ratio(string, CharacterTokenizer().encode(string)),
-        "byte": get_compression_ratio(string, ByteTokenizer().encode(string)),
-        "word (GPT-2 regex)": get_compression_ratio(string, regex.findall(GPT2_TOKENIZER_REGEX, string)),
+        translatable("character"): get_compression_ratio(string, CharacterTokenizer().encode(string)),
+        translatable("byte"): get_compression_ratio(string, ByteTokenizer().encode(string)),
+        translatable("word (GPT-2 regex)"): get_compression_ratio(string, regex.findall(GPT2_TOKENIZER_REGEX, string)),
     }
     gpt2 = load_gpt2_tokenizer()
     if gpt2 is not None:
-        compression_ratios["BPE (GPT-2)"] = get_compression_ratio(string, gpt2.encode(string))  # @inspect compression_ratios
+        compression_ratios[translatable("BPE (GPT-2)")] = get_compression_ratio(string, gpt2.encode(string))  # @inspect compression_ratios
     plot(compression_figure(string, compression_ratios))  # @stepover
     text("Words compress best but need an open-ended vocabulary; bytes need only 256 ids "
          "but compress nothing; BPE sits in between, with a vocabulary size we choose.")
@@ -985,12 +988,17 @@ def compression_figure(string: str, ratios: dict[str, float]):
     return figure
 
 
+# Every word is marked translatable: the figure shows it, and the catalogs translate it.
 DESIGN_DECISIONS = {
-    "data": ["sources", "processing", "filtering", "deduplication", "mixing"],
-    "tokenization": ["bytes or subwords", "vocabulary size"],
-    "architecture": ["attention variant", "MLP or MoE", "normalization", "size and shape"],
-    "training": ["optimizer", "learning rate schedule", "batch size", "precision"],
-    "alignment": ["SFT data", "preferences", "verifiers", "algorithm"],
+    translatable("data"): [translatable("sources"), translatable("processing"), translatable("filtering"),
+                           translatable("deduplication"), translatable("mixing")],
+    translatable("tokenization"): [translatable("bytes or subwords"), translatable("vocabulary size")],
+    translatable("architecture"): [translatable("attention variant"), translatable("MLP or MoE"),
+                                   translatable("normalization"), translatable("size and shape")],
+    translatable("training"): [translatable("optimizer"), translatable("learning rate schedule"),
+                               translatable("batch size"), translatable("precision")],
+    translatable("alignment"): [translatable("SFT data"), translatable("preferences"), translatable("verifiers"),
+                                translatable("algorithm")],
 }
 
 
@@ -1028,17 +1036,17 @@ def token_boxes(axes, y: float, tokens: list[bytes], colors: list[str]) -> None:
 def bpe_merges_figure(string: str, pairs: list[tuple[int, int]], vocab: dict[int, bytes]):
     """The string's tokens before the first merge and after each one; the newest token is highlighted."""
     indices = list(string.encode("utf-8"))
-    rows = [("bytes", indices, None)]
+    rows = [(translatable(f"bytes  ({len(indices)} tokens)"), indices, None)]
     for step, pair in enumerate(pairs):
         indices = merge(indices, pair, 256 + step)
-        rows.append((f"merge {step + 1}", indices, 256 + step))
+        rows.append((translatable(f"merge {step + 1}  ({len(indices)} tokens)"), indices, 256 + step))
     figure = Figure(figsize=(7.5, 0.55 * len(rows) + 0.7))
     axes = figure.subplots()
     for row, (label, row_indices, new_index) in enumerate(rows):
         y = -row
         colors = ["#f0ad4e" if index == new_index else "#d9edf7" for index in row_indices]
         token_boxes(axes, y, [vocab[index] for index in row_indices], colors)
-        axes.text(-0.4, y, f"{label}  ({len(row_indices)} tokens)", ha="right", va="center", fontsize=9)
+        axes.text(-0.4, y, label, ha="right", va="center", fontsize=9)
     axes.set_xlim(-6.5, len(string.encode("utf-8")) + 0.2)
     axes.set_ylim(-len(rows) + 0.4, 0.6)
     axes.axis("off")
@@ -1082,9 +1090,10 @@ def token_spans_figure(string: str, tokens: list[bytes], ids: list[int]):
 
 # (name, size, distance from the compute units), A100: the road Horace He's analogy is about.
 A100_MEMORY_LEVELS = [
-    ("SRAM: registers,\nshared memory", "about 20 MB\nover 108 SMs", "beside the cores"),
-    ("L2 cache", "40 MB", "on the chip"),
-    ("HBM (DRAM)", "40 or 80 GB", "off the chip, over the memory bus"),
+    (translatable("SRAM: registers,\nshared memory"), translatable("about 20 MB\nover 108 SMs"),
+     translatable("beside the cores")),
+    (translatable("L2 cache"), "40 MB", translatable("on the chip")),
+    ("HBM (DRAM)", translatable("40 or 80 GB"), translatable("off the chip, over the memory bus")),
 ]
 
 
@@ -1209,6 +1218,9 @@ def attention_share_figure(d_models: list[int], shares: list[float]):
 # References
 
 
+cluster_guide = Reference(title="CS336: how to use the course's compute cluster",
+                          url="https://docs.google.com/document/d/1BSSig7zInyjDKcbNGftVxubiHlwJ-ZqahQewIzBmBOo/edit",
+                          organization="Stanford CS336 staff")
 course_website = Reference(title="CS336: Language Modeling from Scratch (spring 2025)",
                            url="https://stanford-cs336.github.io/spring2025/",
                            organization="Stanford University")

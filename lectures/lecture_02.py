@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from torch import nn
 
-from cs336_lectures import Reference, link, plot, solution, text
+from cs336_lectures import Reference, link, plot, solution, text, translatable
 from cs336_lectures.accounting import timing
 from cs336_lectures.accounting import (
     COMPARED_DTYPES,
@@ -278,11 +278,10 @@ def dtype_comparison():
     text("Each row is read from `torch.finfo`:")
     link(dtype_table)
     rows = dtype_table()  # @inspect rows
-    table = ["| dtype | bytes | largest | smallest normal | eps (gap after 1) |",
-             "| --- | ---: | ---: | ---: | ---: |"]
-    for row in rows:
-        table.append(f"| {row.name} | {row.bytes} | {row.largest:.6g} | {row.smallest_normal:.3g} | {row.eps:.3g} |")
-    text("\n".join(table))
+    # the header is literal text (translated); the body holds only names and numbers
+    body = "\n".join(f"| {row.name} | {row.bytes} | {row.largest:.6g} | {row.smallest_normal:.3g} | {row.eps:.3g} |"
+                     for row in rows)
+    text(f"| dtype | bytes | largest | smallest normal | eps (gap after 1) |\n| --- | ---: | ---: | ---: | ---: |\n{body}")
     plot(bit_layout_figure(list(COMPARED_DTYPES)))  # @stepover
     by_name = {row.name: row for row in rows}
     text(f"float16 tops out at {by_name['float16'].largest:g}; bfloat16 reaches float32's "
@@ -681,8 +680,8 @@ def gradients_flops():
     assert backward_flops(B, num_parameters) == num_backward_flops
     total_step_flops = forward_backward_flops(B, num_parameters)  # @inspect total_step_flops
     flops_per_point_and_parameter = {  # @inspect flops_per_point_and_parameter
-        "forward": num_forward_flops / (B * num_parameters),
-        "backward": num_backward_flops / (B * num_parameters),
+        translatable("forward"): num_forward_flops / (B * num_parameters),
+        translatable("backward"): num_backward_flops / (B * num_parameters),
     }
     plot(forward_backward_figure(flops_per_point_and_parameter))  # @stepover
 
@@ -871,21 +870,24 @@ def optimizers():
 
 def optimizer_state_by_hand():
     text("## What \"state\" means")
-    text("AdaGrad's running sum g2 must survive from one step to the next: it lives in the "
-         "optimizer's `state`, one entry per parameter. One weight w = 2.0, lr = 0.1, and two "
-         "gradients, 3 then 4:")
     w = nn.Parameter(torch.tensor([2.0]))
-    optimizer = AdaGrad([w], lr=0.1)
+    lr = 0.1  # @inspect lr
+    gradients = (3.0, 4.0)  # @inspect gradients
+    text(f"AdaGrad's running sum g2 must survive from one step to the next: it lives in the "
+         f"optimizer's `state`, one entry per parameter. One weight w = {w.item():g}, lr = {lr:g}, "
+         f"and two gradients, {gradients[0]:g} then {gradients[1]:g}:")
+    optimizer = AdaGrad([w], lr=lr)
     g2_history = [0.0]  # the sum before any step
     worked_steps = []  # @inspect worked_steps
-    for grad in (3.0, 4.0):  # @inspect grad
+    for grad in gradients:  # @inspect grad
         weight_before = w.item()
         w.grad = torch.tensor([grad])
         optimizer.step()
         g2 = optimizer.state[w]["g2"].item()  # @inspect g2
         weight = w.item()  # @inspect weight
-        worked_steps.append(f"g2 = {g2_history[-1]:g} + {grad:g}² = {g2:g} and "  # @inspect worked_steps @stepover
-                            f"w = {weight_before:.4g} - 0.1 x {grad:g} / √{g2:g} = {weight:.4g}")
+        # formulas only: the value is quoted inside a translated sentence, so it holds no English word
+        worked_steps.append(f"g2 = {g2_history[-1]:g} + {grad:g}² = {g2:g}, "  # @inspect worked_steps @stepover
+                            f"w = {weight_before:.4g} - {lr:g} x {grad:g} / √{g2:g} = {weight:.4g}")
         g2_history.append(g2)
     text(f"First step: {worked_steps[0]}. Second step: {worked_steps[1]}. The second step "
          f"started from the {g2_history[1]:g} left by the first: that memory is the "
@@ -909,12 +911,15 @@ def optimizer_state_table():
         optimizer.step()
         ratio = get_num_state_values(optimizer) / get_num_parameters(model)  # @inspect ratio
         state_values_per_parameter[optimizer_class.__name__] = ratio  # @inspect state_values_per_parameter
-    table = ["| optimizer | state | values per parameter |", "| --- | --- | ---: |"]
-    for name, what in [("SGD", "none"), ("Momentum", "average of g"), ("AdaGrad", "sum of g²"),
-                       ("RMSProp", "average of g²"), ("Adam", "averages of g and g²"),
-                       ("AdamW", "averages of g and g²")]:
-        table.append(f"| {name} | {what} | {state_values_per_parameter[name]:g} |")
-    text("\n".join(table))
+    values = state_values_per_parameter
+    # one literal table, its words translatable, its numbers from the run
+    text(f"| optimizer | state | values per parameter |\n| --- | --- | ---: |\n"
+         f"| SGD | none | {values['SGD']:g} |\n"
+         f"| Momentum | average of g | {values['Momentum']:g} |\n"
+         f"| AdaGrad | sum of g² | {values['AdaGrad']:g} |\n"
+         f"| RMSProp | average of g² | {values['RMSProp']:g} |\n"
+         f"| Adam | averages of g and g² | {values['Adam']:g} |\n"
+         f"| AdamW | averages of g and g² | {values['AdamW']:g} |")
     text("Adam's two averages are why training with it costs 16 bytes per float32 "
          "parameter.")
 
@@ -985,7 +990,7 @@ def train_loop():
     fast_losses = train(get_regression_batch, dim=D, num_layers=0, batch_size=4,  # @inspect fast_losses
                         num_train_steps=num_train_steps, lr=0.1)
     plot(loss_curves_figure({"lr = 0.01": slow_losses, "lr = 0.1": fast_losses},  # @stepover
-                            title="The same model and batches at two learning rates"))
+                            title=translatable("The same model and batches at two learning rates")))
     slow_final_loss = sum(slow_losses[-10:]) / 10  # @inspect slow_final_loss
     fast_final_loss = sum(fast_losses[-10:]) / 10  # @inspect fast_final_loss
     text(f"Both runs see the same batches (train seeds everything first). Averaged over the "
@@ -1065,8 +1070,9 @@ def mixed_precision_training():
                            batch_size=4, num_train_steps=MIXED_PRECISION_STEPS, lr=0.1)
     mixed_precision_losses = train(regression_task(16), dim=16, num_layers=0,  # @inspect mixed_precision_losses
                                    batch_size=4, num_train_steps=MIXED_PRECISION_STEPS, lr=0.1, mixed_precision=True)
-    plot(loss_curves_figure({"float32": float32_losses, "mixed precision (bfloat16 forward)": mixed_precision_losses},  # @stepover
-                            title="The same run in float32 and in mixed precision"))
+    plot(loss_curves_figure({"float32": float32_losses,  # @stepover
+                             translatable("mixed precision (bfloat16 forward)"): mixed_precision_losses},
+                            title=translatable("The same run in float32 and in mixed precision")))
     relative_gaps = [abs(mixed - full) / full for mixed, full in zip(mixed_precision_losses, float32_losses)]  # @stepover
     # how many steps the two losses stay within 30% of each other
     steps_together = next((step for step, gap in enumerate(relative_gaps) if gap > 0.3), len(relative_gaps))  # @inspect steps_together
@@ -1184,6 +1190,8 @@ def bit_layout(dtype: torch.dtype) -> dict[str, int]:
 
 def bit_layout_figure(dtypes: list[torch.dtype]):
     colors = {"sign": "#d9534f", "exponent": "#5bc0de", "mantissa": "#5cb85c"}
+    legend = {"sign": translatable("sign bits"), "exponent": translatable("exponent bits"),
+              "mantissa": translatable("mantissa bits")}
     figure = Figure(figsize=(9, 0.9 * len(dtypes) + 0.6))
     axes = figure.subplots()
     for row, dtype in enumerate(dtypes):
@@ -1196,7 +1204,7 @@ def bit_layout_figure(dtypes: list[torch.dtype]):
             start += width
         axes.text(-0.6, y, str(dtype).removeprefix("torch."), ha="right", va="center", fontsize=11)
     handles = [Rectangle((0, 0), 1, 1, color=color) for color in colors.values()]
-    axes.legend(handles, [f"{field} bits" for field in colors], loc="upper center", bbox_to_anchor=(0.5, 0.0),
+    axes.legend(handles, [legend[field] for field in colors], loc="upper center", bbox_to_anchor=(0.5, 0.0),
                 ncol=3, fontsize=9, frameon=False)
     axes.set_xlim(-8, 32.5)
     axes.set_ylim(-1.6 * (len(dtypes) - 1) - 0.6, 1.2)
@@ -1248,7 +1256,8 @@ def devices_figure(tensors: dict[str, str], num_gpus: int):
     """CPU memory and GPU memory as two boxes joined by the bus, each tensor drawn where it lives."""
     figure = Figure(figsize=(8, 2.8))
     axes = figure.subplots()
-    places = {"cpu": (0.0, "CPU memory (RAM)", "#d9edf7"), "cuda:0": (6.0, "GPU memory (HBM)", "#dff0d8")}
+    places = {"cpu": (0.0, translatable("CPU memory (RAM)"), "#d9edf7"),
+              "cuda:0": (6.0, translatable("GPU memory (HBM)"), "#dff0d8")}
     for x, label, color in places.values():
         axes.add_patch(Rectangle((x, 0), 4, 3, facecolor=color, edgecolor="#31708f"))
         axes.text(x + 2, 2.65, label, ha="center", va="center", fontsize=10, fontweight="bold")
@@ -1267,8 +1276,11 @@ def devices_figure(tensors: dict[str, str], num_gpus: int):
     axes.set_xlim(-0.2, 10.2)
     axes.set_ylim(-0.6, 3.2)
     axes.axis("off")
-    note = f"{num_gpus} GPU(s) on the machine that traced this" if num_gpus else "traced without a GPU: the cuda:0 side is where the copies would go"
-    axes.set_title(f"Where a tensor lives ({note})", fontsize=10)
+    if num_gpus:
+        title = translatable(f"Where a tensor lives ({num_gpus} GPU(s) on the machine that traced this)")
+    else:
+        title = translatable("Where a tensor lives (traced without a GPU: the cuda:0 side is where the copies would go)")
+    axes.set_title(title, fontsize=10)
     figure.tight_layout()
     return figure
 
@@ -1287,13 +1299,13 @@ def batched_matmul_figure(x_shape: tuple[int, ...], w_shape: tuple[int, int], y_
         axes.text(x0 + width / 2, -0.35, label, ha="center", va="top", fontsize=9)
 
     depth = 4
-    stack(0, rows * scale, features * scale, f"x: {batch} x {sequence} matrices\nof {rows} x {features}", "#d9edf7", depth)
+    stack(0, rows * scale, features * scale, translatable(f"x: {batch} x {sequence} matrices\nof {rows} x {features}"), "#d9edf7", depth)
     w_x = features * scale + 1.6
     axes.text((features * scale + w_x) / 2 + 0.15, rows * scale / 2, "@", fontsize=16, ha="center", va="center")
-    stack(w_x, w_shape[0] * scale, w_shape[1] * scale, f"w: one {w_shape[0]} x {w_shape[1]}\nshared by all", "#fcf8e3", 1)
+    stack(w_x, w_shape[0] * scale, w_shape[1] * scale, translatable(f"w: one {w_shape[0]} x {w_shape[1]}\nshared by all"), "#fcf8e3", 1)
     y_x = w_x + w_shape[1] * scale + 2.2
     axes.text((w_x + y_x) / 2, rows * scale / 2, "=", fontsize=16, ha="center", va="center")
-    stack(y_x, y_shape[2] * scale, y_shape[3] * scale, f"y: {y_shape[0]} x {y_shape[1]} matrices\nof {y_shape[2]} x {y_shape[3]}", "#dff0d8", depth)
+    stack(y_x, y_shape[2] * scale, y_shape[3] * scale, translatable(f"y: {y_shape[0]} x {y_shape[1]} matrices\nof {y_shape[2]} x {y_shape[3]}"), "#dff0d8", depth)
     axes.set_xlim(-0.3, y_x + 2.2)
     axes.set_ylim(-1.3, max(rows, w_shape[0]) * scale + 0.8)
     axes.set_aspect("equal")
@@ -1310,7 +1322,7 @@ def forward_backward_figure(per_point_and_parameter: dict[str, float]):
     left = 0.0
     for (label, value), color in zip(per_point_and_parameter.items(), ("#5bc0de", "#f0ad4e")):
         axes.barh(0, value, left=left, color=color, edgecolor="white")
-        axes.text(left + value / 2, 0, f"{label}: {value:g}", ha="center", va="center", fontsize=10)
+        axes.text(left + value / 2, 0, f"{label} pass: {value:g}", ha="center", va="center", fontsize=10)
         left += value
     axes.set_xlim(0, left * 1.05)
     axes.set_yticks([])
@@ -1322,7 +1334,9 @@ def forward_backward_figure(per_point_and_parameter: dict[str, float]):
 
 def memory_by_optimizer_figure(memory: dict[str, dict[str, int]]):
     """Bytes of one training step by optimizer, stacked by what they hold."""
-    colors = {"parameters": "#5bc0de", "gradients": "#5cb85c", "optimizer state": "#f0ad4e", "activations": "#d9534f"}
+    # the parts name the legend's entries too
+    colors = {translatable("parameters"): "#5bc0de", translatable("gradients"): "#5cb85c",
+              translatable("optimizer state"): "#f0ad4e", translatable("activations"): "#d9534f"}
     figure = Figure(figsize=(7, 3.1))
     axes = figure.subplots()
     names = list(memory)

@@ -58,7 +58,7 @@ def test_template_refuses_broken_text_and_unknown_fields():
         Template.parse("{n} bytes").fill("{m} байт", "3 bytes")
 
 
-def test_scan_finds_literals_templates_and_figure_labels_but_not_computed_or_verbatim_text():
+def test_scan_finds_literals_templates_and_figure_texts_but_not_computed_or_verbatim_text():
     source = '''
 from cs336_lectures import text
 
@@ -71,7 +71,12 @@ def lesson(data, tokens):
     text(markdown=f"no fields")
     axes.set_title(f"{len(data)} bytes")
     axes.set_xlabel(axis_name)
-    axes.text(0.5, 0.5, "a matplotlib text, not ours")
+    axes.text(0.5, 0.5, "an annotation")
+    axes.text(0.5, 0.5, f"{len(data):.2f}")
+    axes.plot(data, label="float32")
+    axes.legend(handles, [f"{field} bits" for field in fields])
+    names = [translatable("decode"), "not marked"]
+    axes.set_xticks(range(2), ["prefill", f"{names[0]}"])
 '''
     calls = sorted(scan_source(source).values(), key=lambda call: call.line)
     assert [(c.english, c.template, c.where, c.label) for c in calls] == [
@@ -81,6 +86,11 @@ def lesson(data, tokens):
         (None, False, "lesson", False),
         ("no fields", False, "lesson", False),
         ("{len(data)} bytes", True, "lesson", True),
+        ("an annotation", False, "lesson", True),
+        ("float32", False, "lesson", True),
+        ("{field} bits", True, "lesson", True),
+        ("decode", False, "lesson", True),
+        ("prefill", False, "lesson", True),
     ]
 
 
@@ -292,3 +302,45 @@ def test_a_broken_catalog_warns_once_and_its_language_falls_back_to_english(tmp_
     assert warnings.count("cs336-lectures: warning:") == 1 and "ru/example_i18n.yaml: cannot read the catalog" in warnings
     title = markdowns(trace)[0]
     assert set(title["translations"]) == {"zh"} and title["untranslated"] == {"ru": "missing"}
+
+
+def test_annotations_legends_ticks_and_marked_words_of_a_figure_are_translated_inside_templates_too(tmp_path, validate_trace):
+    lecture = tmp_path / "figures.py"
+    lecture.write_text('''from matplotlib.figure import Figure
+from cs336_lectures import plot
+from cs336_lectures.runtime.translatable import translatable
+
+PARTS = [translatable("weights"), translatable("gradients")]
+
+
+def main():
+    figure = Figure()
+    axes = figure.subplots()
+    for part in PARTS:
+        axes.plot([1, 2], [3, 4], label=part)
+    axes.legend()
+    axes.text(1, 3, "memory-bound")
+    for part in PARTS:
+        axes.text(2, 4, f"{part} kept")
+    axes.set_xticks(range(2), [f"{kind} step" for kind in ("warm", "cold")])
+    axes.set_title("Bytes")
+    plot(figure)
+''', encoding="utf-8")
+    done = cli("i18n", "extract", str(lecture), "--lang", "zh", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    translations = {"weights": "权重", "gradients": "梯度", "memory-bound": "受内存限制", "{kind} step": "{kind} 步",
+                    "{part} kept": "保留的{part}", "Bytes": "字节"}
+    catalog = load_catalog(catalog_path(lecture, "zh"))
+    assert sorted(entry.en for entry in catalog.entries) == sorted(translations)
+    for entry in catalog.entries:
+        entry.translation = translations[entry.en]
+    save_catalog(catalog, catalog_path(lecture, "zh"))
+    done = cli("trace", str(lecture), "-o", str(tmp_path / "out"), "--quiet", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    validate_trace(tmp_path / "out" / "figures.json")
+    [figure] = [r for step in load_trace(tmp_path / "out" / "figures.json").steps for r in step.renderings
+                if r["type"] == "plot"]
+    svg = (tmp_path / "out" / figure["translations"]["zh"]["src"]).read_text(encoding="utf-8")
+    for chinese in ("权重", "梯度", "受内存限制", "warm 步", "cold 步", "保留的权重", "保留的梯度", "字节"):
+        assert chinese in svg
+    assert "memory-bound" not in svg and "gradients" not in svg

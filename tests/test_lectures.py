@@ -151,6 +151,9 @@ def test_external_references_have_titles(traced):
     assert "Attention Is All You Need" in titles
     assert "Making Deep Learning Go Brrrr From First Principles" in titles
     assert any("stephenroller" in link["url"] for link in links)
+    # the links issue 11 asked for: schedules, Gage 1994, the assignments, the cluster guide
+    assert {"A New Algorithm for Data Compression", "SGDR: Stochastic Gradient Descent with Warm Restarts",
+            "Assignment 1: basics", "CS336: how to use the course's compute cluster"} <= titles
 
 
 def test_section_traces_alone(tmp_path):
@@ -578,3 +581,77 @@ def test_seed_check_catches_a_carried_over_sentence(seed_check):
     assert seed_check(f"We say it thus: {borrowed}.")
     assert seed_check("Mixed Chinese: 内存成本")
     assert not seed_check('The example string "мама мыла раму, 👋👋" and the word "мама" are fine.')
+
+
+def chinese_figure_texts(trace, folder: Path) -> dict[str, list[str]]:
+    """Each figure's English title -> the texts of its Chinese drawing (Chinese SVGs keep text as text)."""
+    import base64
+    import html
+    import re
+
+    texts = {}
+    for step in trace.steps:
+        for rendering in step.renderings:
+            if rendering["type"] != "plot":
+                continue
+            source = rendering["translations"]["zh"]["src"]
+            if source.startswith("data:"):
+                svg = base64.b64decode(source.split(",", 1)[1]).decode("utf-8")
+            else:
+                svg = (folder / source).read_text(encoding="utf-8")
+            found = re.findall(r"<text[^>]*>(.*?)</text>", svg, re.DOTALL)
+            texts[rendering["alt"]] = [html.unescape(re.sub(r"<[^>]+>", "", text)).strip() for text in found]
+    return texts
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("lecture_01", {"GPU memory levels (A100): fast code keeps data near the cores": ["紧挨计算核心", "L2 缓存"],
+                    "Prefill works on many tokens per weight read; decode on one": ["受计算限制", "受内存限制"],
+                    "Design decisions along the pipeline, all made under a resource budget": ["数据", "去重"],
+                    "Compute-optimal model and data size (D* = 20 N*)": ["参数量 N*"]}),
+    ("lecture_02", {"Bits of float32: sign, exponent (range), mantissa (precision)": ["符号位", "尾数位"],
+                    "One training step costs 6 FLOPs per token per parameter": ["前向传播：2", "反向传播：4"],
+                    "Memory of one training step, by optimizer": ["优化器状态", "640 字节"],
+                    "The same run in float32 and in mixed precision": ["混合精度（前向用 bfloat16）"]}),
+])
+def test_figure_annotations_legends_and_ticks_are_drawn_in_chinese(traced, request, name, expected):
+    texts = chinese_figure_texts(request.getfixturevalue(name), traced[1])
+    for title, chinese in expected.items():
+        assert title in texts, f"no figure titled {title!r} in {name}"
+        for word in chinese:
+            assert any(word in text for text in texts[title]), f"{word!r} missing from the Chinese {title!r}"
+    english = {"compute-bound", "memory-bound", "beside the cores", "sign bits", "forward", "parameters",
+               "mixed precision (bfloat16 forward)", "deduplication"}
+    assert not english & {text for drawn in texts.values() for text in drawn}
+
+
+@pytest.mark.parametrize("name", ["lecture_01", "lecture_02"])
+def test_every_text_of_ours_has_both_translations(request, name):
+    """No text() is built from English pieces the catalogs cannot see (verbatim text is exact, not translated)."""
+    for step in request.getfixturevalue(name).steps:
+        for rendering in step.renderings:
+            if rendering["type"] == "markdown" and 'class="verbatim"' not in rendering["html"]:
+                assert set(rendering.get("translations", {})) == {"ru", "zh"}, rendering["html"][:200]
+
+
+def test_lecture_02_adagrad_steps_read_without_english_in_translation(lecture_02):
+    [sentence] = [r for step in lecture_02.steps for r in step.renderings
+                  if r["type"] == "markdown" and "First step: g2 = 0 + 3² = 9" in r["html"]]
+    for language in ("ru", "zh"):
+        assert " and " not in sentence["translations"][language]["html"]
+
+
+def test_lecture_02_adagrad_prose_follows_an_edit_of_its_numbers(tmp_path):
+    """The worked AdaGrad example's sentence is built from the run: new gradients, new prose."""
+    source = (ROOT / "lectures" / "lecture_02.py").read_text(encoding="utf-8")
+    assert "gradients = (3.0, 4.0)" in source
+    edited = tmp_path / "lecture_02.py"
+    edited.write_text(source.replace("gradients = (3.0, 4.0)", "gradients = (1.0, 2.0)"), encoding="utf-8")
+    process = subprocess.run(
+        [sys.executable, "-m", "cs336_lectures", "trace", str(edited), "--section", "optimizer_state_by_hand",
+         "-o", str(tmp_path / "out"), "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert process.returncode == 0, process.stderr
+    trace = load_trace(tmp_path / "out" / "lecture_02.optimizer_state_by_hand.json")
+    prose = " ".join(r["html"] for step in trace.steps for r in step.renderings if r["type"] == "markdown")
+    assert "two gradients, 1 then 2" in prose
+    assert "First step: g2 = 0 + 1² = 1, w = 2 - 0.1 x 1 / √1 = 1.9" in prose

@@ -82,8 +82,11 @@ class Template:
     def fill(self, translation: str, english: str) -> str | None:
         """`translation` (a template with the same fields) filled with the values found in `english`."""
         values = self.values(english)
-        if values is None:
-            return None
+        return None if values is None else self.substitute(translation, values)
+
+    @staticmethod
+    def substitute(translation: str, values: dict[str, str]) -> str:
+        """`translation` (a template) with each field replaced by its value in `values`."""
         target = Template.parse(translation)
         unknown = set(target.fields) - set(values)
         if unknown:

@@ -10,7 +10,7 @@ static site switches language without a server. A lecture without catalogs costs
 per language and call.
 
 A figure given to `plot()` is drawn once more per language whose catalog translates one of its
-titles, axis labels or legend entries; a figure with nothing translated is drawn once.
+titles, axis labels, annotations or legend entries; a figure with nothing translated is drawn once.
 """
 
 from __future__ import annotations
@@ -69,28 +69,66 @@ def translate_figure(figure: Any, caller: types.FrameType, draw: Callable[[Any],
     catalogs = _catalogs(caller.f_code.co_filename)
     drawings: dict[str, Drawing] = {}
     for language, entries in catalogs.items():
-        changes = []
+        changes = []  # (setter, English, translation)
         for artist in _figure_texts(figure):
             translated = _translated_label(artist.get_text(), entries)
             if translated is not None:
-                changes.append((artist, artist.get_text(), translated))
+                changes.append((artist.set_text, artist.get_text(), translated))
+        for axis in _axes_of(figure):
+            formatter = axis.get_major_formatter()
+            try:
+                english_ticks = formatter.format_ticks(axis.get_majorticklocs())
+            except Exception:  # a formatter that cannot label yet: its ticks stay English, the figure is drawn
+                continue
+            if any(_translated_label(label, entries) is not None for label in english_ticks):
+                # swapped in place: set_major_formatter would also mark the axis's formatter as chosen by hand
+                changes.append((lambda chosen, ticks=axis.major: setattr(ticks, "formatter", chosen), formatter,
+                                _translated_ticks(formatter, entries)))
         if not changes:
             continue
         try:
-            for artist, _, translated in changes:
-                artist.set_text(translated)
+            for setter, _, translated in changes:
+                setter(translated)
             drawings[language] = _draw_in(language, figure, draw)
         finally:
-            for artist, english, _ in changes:
-                artist.set_text(english)
+            for setter, english, _ in changes:
+                setter(english)
     return drawings
 
 
+def _axes_of(figure: Any) -> list[Any]:
+    return [axis for axes in figure.get_axes() for axis in (axes.xaxis, axes.yaxis)]
+
+
+def _translated_ticks(inner: Any, entries: dict[str, Entry]) -> Any:
+    """A tick formatter writing `inner`'s labels translated: matplotlib makes tick labels anew at
+    every draw, so a translation must live in the formatter, not in the Text artists."""
+    from matplotlib.ticker import Formatter
+
+    class TranslatedTicks(Formatter):
+        def _translate(self, label: str) -> str:
+            return _translated_label(label, entries) or label
+
+        def __call__(self, x: float, pos: int | None = None) -> str:
+            return self._translate(inner(x, pos))
+
+        def format_ticks(self, values: list[float]) -> list[str]:
+            return [self._translate(label) for label in inner.format_ticks(values)]
+
+        def set_locs(self, locs: list[float]) -> None:
+            inner.set_locs(locs)
+
+        def get_offset(self) -> str:
+            return inner.get_offset()
+
+    return TranslatedTicks()
+
+
 def _figure_texts(figure: Any) -> list[Any]:
-    """The figure's titles, axis labels and legend entries (matplotlib Text artists) that have text."""
-    texts = [getattr(figure, name, None) for name in ("_suptitle", "_supxlabel", "_supylabel")]
+    """The figure's titles, axis labels, annotations and legend entries (matplotlib Text artists) that have text."""
+    texts = [getattr(figure, name, None) for name in ("_suptitle", "_supxlabel", "_supylabel")] + list(figure.texts)
     for axes in figure.get_axes():
-        texts += [axes.title, axes._left_title, axes._right_title, axes.xaxis.label, axes.yaxis.label]
+        texts += [axes.title, axes._left_title, axes._right_title, axes.xaxis.label, axes.yaxis.label, *axes.texts]
         legend = axes.get_legend()
         if legend is not None:
             texts += legend.get_texts()
@@ -98,19 +136,35 @@ def _figure_texts(figure: Any) -> list[Any]:
 
 
 def _translated_label(english: str, entries: dict[str, Entry]) -> str | None:
-    """A label's current translation: by its exact English, else by the first template it fits."""
+    """A label's current translation: by its exact English, else by the first template it fits.
+
+    A template's field whose value is itself a translated word (a name a figure function
+    loops over, marked `translatable`) is filled with that word's translation.
+    """
     entry = entries.get(english)
     if entry is not None and not entry.template:
         return entry.translation if entry.current else None
     for entry in entries.values():
         if entry.template and entry.current:
             try:
-                filled = Template.parse(entry.en).fill(entry.translation, english)
+                values = _parsed(entry.en).values(english)
+                if values is not None:
+                    words = {field: _translated_word(value, entries) for field, value in values.items()}
+                    return Template.substitute(entry.translation, words)
             except TemplateError:
                 continue
-            if filled is not None:
-                return filled
     return None
+
+
+@lru_cache(maxsize=4096)
+def _parsed(template: str) -> Template:
+    """Template.parse, once per template: every tick label of every figure is tried against each."""
+    return Template.parse(template)
+
+
+def _translated_word(english: str, entries: dict[str, Entry]) -> str:
+    entry = entries.get(english)
+    return entry.translation if entry is not None and not entry.template and entry.current else english
 
 
 def _draw_in(language: str, figure: Any, draw: Callable[[Any], Drawing]) -> Drawing:
