@@ -46,7 +46,7 @@ import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 from cs336_lectures.runtime.directives import Directive, parse_directives
 from cs336_lectures.runtime.trace_format import FORMAT, VERSION, write_trace
@@ -181,6 +181,13 @@ class Tracer:
         self.stop_status: str | None = None
         self.stop_message: str | None = None
         self._watchdog_fired = False
+        self.watchdog: threading.Timer | None = None
+        # Hooks for the warm kernel (kernel.py); None in a batch trace. `on_new_code(code, steps)`
+        # hears of each code object the first time it runs, wherever it runs (even under @stepover);
+        # `section_watch = (code, lines, hook)` calls hook() after the step of each of those lines
+        # of the root activation of `code` (main()'s lines that call a section) is recorded.
+        self.on_new_code: Callable[[types.CodeType, int], None] | None = None
+        self.section_watch: tuple[types.CodeType, frozenset[int], Callable[[], None]] | None = None
         # Output as pieces per (step, "o" or "e"), joined once when the trace is written: adding
         # to a growing string would be quadratic for a line that prints thousands of times.
         self._output: dict[tuple[int, str], list[str]] = {}
@@ -223,7 +230,7 @@ class Tracer:
         stdin, stdout, stderr = sys.stdin, sys.stdout, sys.stderr
         cwd = os.getcwd()  # a lecture may chdir; the trace is still written where it was asked for
         previous_trace = sys.gettrace()
-        watchdog = self._start_watchdog()
+        watchdog = self.watchdog = self._start_watchdog()
         self.started = time.perf_counter()
         self.checkpoint = min(CHECK_EVERY, self.max_steps if self.max_steps is not None else CHECK_EVERY)
         failure: BaseException | None = None
@@ -289,6 +296,8 @@ class Tracer:
         return on_call
 
     def _register_code(self, code: types.CodeType) -> int:
+        if self.on_new_code is not None:
+            self.on_new_code(code, len(self.steps))
         file = self._file_of_filename.get(code.co_filename)
         if file is None:
             real = os.path.realpath(code.co_filename)
@@ -324,6 +333,8 @@ class Tracer:
         if resumed is not None:  # the suspended line (yield, await) is still running
             activation.step, activation.pending, resumed.pending = resumed.step, resumed.pending, None
         self.current = activation
+        if self.section_watch is not None and parent is None and frame.f_code is self.section_watch[0]:
+            _watch_sections(activation, *self.section_watch[1:])
         return activation.callback
 
     def finish_line(self, activation: _Activation, frame: types.FrameType, event: str) -> None:
@@ -535,6 +546,21 @@ class _StepBytes(io.BufferedIOBase):
         return len(data)
 
 
+def _watch_sections(activation: _Activation, lines: frozenset[int], hook: Callable[[], None]) -> None:
+    """Give the activation a local tracer that also calls hook() once a line in `lines` is recorded."""
+    trace = activation.trace
+
+    def watch(owner: _Activation, frame: types.FrameType, event: str, arg: Any):
+        trace(frame, event, arg)
+        if event == "line" and frame.f_lineno in lines:
+            hook()
+        return watched
+
+    # A bound method, like every local tracer: the error step finds the activation as f_trace.__self__.
+    watched = types.MethodType(watch, activation)
+    activation.callback = watched
+
+
 def _extras(step: list) -> dict:
     """A step's extras dict (index 2), added on first use: most steps have none."""
     if len(step) == 2:
@@ -599,10 +625,11 @@ def _display_path(path: str) -> str:
 def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
                   trace_modules: tuple[str, ...] = (), inspect_all: bool = False,
                   max_steps: int | None = None, timeout: float | None = None, seed: int = 0,
-                  quiet: bool = False, command: tuple[str, ...] = ()) -> TraceResult:
+                  quiet: bool = False, command: tuple[str, ...] = (), hooks: TraceHooks | None = None) -> TraceResult:
     """Trace `path` (its main(), a section, or its top level) into `<output_dir>/<stem>[.<section>].json`.
 
-    Raises LectureError when the lecture cannot be started at all.
+    Raises LectureError when the lecture cannot be started at all. `hooks` lets the warm kernel
+    watch the import and the run (kernel.py); a batch trace has none.
     """
     entry = _check_lecture(path, section)
     title = trace_title(path, section)
@@ -621,9 +648,11 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
             if entry == "<module>":
                 run = load
             else:
-                _import_untraced(path, load)
+                _import_untraced(path, hooks.importing(load) if hooks is not None else load)
                 run = _entry_function(path, module, entry)
             _make_folder(output_dir)  # before the run, so that a bad -o does not cost a whole lecture
+            if hooks is not None:
+                hooks.starting(tracer, module, entry)
             failure = tracer.run(run)
             if entry == "<module>" and _is_top_level_import_error(path, failure):
                 raise _import_failure(path, failure)  # as it is for a lecture with a main()
@@ -648,6 +677,16 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
             raise LectureError(f"{output_dir / title}.json: cannot write the trace: {error.strerror or error}") from None
     return TraceResult(out_path, header["status"], len(tracer.steps), header["elapsed_s"], message,
                        interrupted=isinstance(failure, KeyboardInterrupt))
+
+
+class TraceHooks(Protocol):
+    """What the warm kernel (kernel.py) adds to a run of trace_lecture."""
+
+    def importing(self, load: Callable[[], None]) -> Callable[[], None]:
+        """The untraced import of the lecture, wrapped."""
+
+    def starting(self, tracer: Tracer, module: types.ModuleType, entry: str) -> None:
+        """Called once the tracer is ready, just before the traced run."""
 
 
 def trace_title(path: Path, section: str | None = None) -> str:
