@@ -22,9 +22,11 @@ checkpoints over a Unix socket the kernel listens on.
 
 from __future__ import annotations
 
+import __future__
 import argparse
-import ast
 import ctypes
+import functools
+import operator
 import importlib
 import json
 import linecache
@@ -45,6 +47,7 @@ from typing import Any
 
 from cs336_lectures.runtime import edits
 from cs336_lectures.runtime.directives import parse_directives
+from cs336_lectures.runtime.rendering import highlight_lines
 from cs336_lectures.runtime.tracer import LectureError, Tracer, trace_lecture
 
 # Imported once by the kernel, so that no run pays for them. Only libraries and the runtime:
@@ -123,6 +126,15 @@ def _child_processes() -> list[int] | None:
     return live
 
 
+def _openmp_is_fork_safe() -> bool:
+    """Whether LLVM's OpenMP runtime was loaded in place of GNU's (kernel_client.fork_safe_openmp)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            return any("/libomp" in line for line in maps)
+    except OSError:
+        return False
+
+
 def _os_thread_count() -> int | None:
     try:
         return len(os.listdir("/proc/self/task"))
@@ -153,6 +165,8 @@ class Runner:
         self.channel: socket.socket | None = None
         self.python_threads: set[threading.Thread] = set()
         self.random_state: tuple = ()
+        self.starts: list[int] = []  # lines where the top-level statements of `source` begin
+        self.future_flags = 0
 
     # tracer.TraceHooks
 
@@ -169,8 +183,10 @@ class Runner:
 
     def starting(self, tracer: Tracer, module: types.ModuleType, entry: str) -> None:
         self.tracer, self.module = tracer, module
-        self.source = tracer.files[0].source
+        if tracer.files[0].source != self.source:  # the file changed since the kernel read it
+            self.source, self.starts = tracer.files[0].source, []
         tracer.on_new_code = self._run_touch
+        tracer.highlight = self.highlight
         threading.settrace(self._thread_touch)
         main = vars(module).get(edits.ENTRY)
         if entry != edits.ENTRY or not isinstance(main, types.FunctionType):
@@ -193,6 +209,7 @@ class Runner:
                 self.sections[statement.lineno] = (index, call.func.id)
                 index += 1
         self.python_threads = set(threading.enumerate())
+        self.future_flags = _future_flags(module)
         tracer.section_watch = (main.__code__, frozenset(self.sections), self._at_section)
 
     # where code first ran
@@ -227,7 +244,7 @@ class Runner:
         if extra:
             return f"the lecture started a thread ({extra[0].name})"
         os_threads = _os_thread_count()
-        if os_threads is not None and os_threads > len(threading.enumerate()):
+        if not _FORK_SAFE_OPENMP and os_threads is not None and os_threads > len(threading.enumerate()):
             # torch's OpenMP pool: a forked child that runs a parallel operation would hang, and
             # one limited to a single thread could compute different sums than a full run.
             return "torch's thread pool is running (parallel operations cannot be forked)"
@@ -249,6 +266,9 @@ class Runner:
                 self.unsafe += f", before `{name}`"
         if self.unsafe is not None:
             return
+        if not self.checkpoints:  # checkpoints inherit these: a resumed run redoes only what changed
+            self.directives(self.source)
+            self.highlight(self.source)
         for stream in (sys.__stdout__, sys.__stderr__):
             stream.flush()
         steps = len(tracer.steps)
@@ -295,45 +315,76 @@ class Runner:
         self.channel = _connect(self.socket_path)
         send(self.channel, {"role": "run", "id": self.run_id, "pid": os.getpid()})
         self.checkpoints = []
-        self.apply(order["source"], order["changed"])
+        self.apply(order["source"], order["changed"], order["starts"])
         tracer = self.tracer
         tracer.started += time.perf_counter() - paused  # the run's time, not the wait
         tracer.max_steps = order.get("max_steps")
         tracer.timeout = order.get("timeout")
         tracer.checkpoint = len(tracer.steps)  # check the new limits at the next step
 
-    def apply(self, source: str, changed: list[str]) -> None:
-        """Make the module's functions those of `source` (only `changed` differ), and the
-        tracer's view of the file its text and directives."""
+    def apply(self, source: str, changed: list[dict], starts: list[int]) -> None:
+        """Make the module's functions those of `source` and the tracer's view of the file its text
+        and directives. `changed` describes each function that differs ({"name", "first", "text",
+        "docstring"}, no "text" for one removed); `starts` are the lines where top-level statements begin."""
         module, tracer = self.module, self.tracer
-        new = edits.outline(source)
-        compiled = compile(source, self.module.__spec__.origin, "exec", dont_inherit=True)
-        codes = {(code.co_name, code.co_firstlineno): code for code in compiled.co_consts
-                 if isinstance(code, types.CodeType)}
         namespace = vars(module)
-        for name in changed:
-            definition = new.functions.get(name)
+        for definition in changed:
+            name = definition["name"]
             current = namespace.get(name)
-            if definition is None:
+            if definition.get("text") is None:
                 namespace.pop(name, None)
-            elif isinstance(current, types.FunctionType) and current.__code__.co_qualname == name:
-                current.__code__ = codes[(name, definition.line)]
-                current.__doc__ = definition.docstring
+                continue
+            # Compiled alone, at its own line numbers, with the module's __future__ features.
+            padded = "\n" * (definition["first"] - 1) + definition["text"] + "\n"
+            code = compile(padded, module.__spec__.origin, "exec", flags=self.future_flags, dont_inherit=True)
+            if isinstance(current, types.FunctionType) and current.__code__.co_qualname == name:
+                current.__code__ = next(constant for constant in code.co_consts
+                                        if isinstance(constant, types.CodeType) and constant.co_name == name)
+                current.__doc__ = definition["docstring"]
             else:  # a new function, made as the import would make it (edits.py vetted its defaults)
-                exec(compile(_definition_only(definition), module.__spec__.origin, "exec",
-                             flags=compiled.co_flags & _FUTURE_FLAGS, dont_inherit=True), namespace)
-        self.source = source
+                exec(code, namespace)
+        self.source, self.starts = source, starts
         linecache.checkcache(self.real)
-        with warnings.catch_warnings(record=True) as caught:  # to the real stderr, as before a batch run
-            warnings.simplefilter("always")
-            directives = parse_directives(source, tracer.files[0].path)
-        for warning in caught:
-            sys.__stderr__.write(f"{warning.message}\n")
+        directives = self.directives(source)
         tracer._traced[self.real] = (source, directives)
         lecture = tracer.files[0]
         lecture.source = source
         lecture.directives.clear()  # in place: activations hold this dict
         lecture.directives.update(directives)
+        self.highlight(source)  # its new parts, so that checkpoints forked from here have them
+
+    # per-statement caches: a resumed run parses and highlights only what changed
+
+    def segments(self, source: str) -> list[tuple[int, str]] | None:
+        """The source cut where top-level statements begin: (first line, text), or None unknown."""
+        if source != self.source or not self.starts:
+            return None
+        lines = source.splitlines(keepends=True)
+        bounds = sorted({1, *self.starts}) + [len(lines) + 1]
+        return [(first, "".join(lines[first - 1:end - 1])) for first, end in zip(bounds, bounds[1:]) if first <= len(lines)]
+
+    def directives(self, source: str) -> dict:
+        parts = self.segments(source)
+        if parts is None:
+            return _quiet_directives(source, self.tracer.files[0].path)
+        directives: dict = {}
+        for first, text in parts:
+            key = (first, text)
+            if key not in _DIRECTIVES:
+                _DIRECTIVES[key] = _quiet_directives("\n" * (first - 1) + text, self.tracer.files[0].path)
+            directives.update(_DIRECTIVES[key])
+        return directives
+
+    def highlight(self, source: str) -> list[str]:
+        parts = self.segments(source)
+        if parts is None:
+            return highlight_lines(source)
+        html: list[str] = []
+        for _, text in parts:
+            if text not in _HIGHLIGHTED:
+                _HIGHLIGHTED[text] = highlight_lines(text)
+            html += _HIGHLIGHTED[text]
+        return html
 
     def report(self, message: dict) -> None:
         channel = self.channel or _connect(self.socket_path)
@@ -343,34 +394,45 @@ class Runner:
                        "modules": _local_modules(self.lecture), **message})
 
 
-_FUTURE_FLAGS = 0
-for _feature in ("annotations", "division", "generator_stop"):
-    import __future__
+_FUTURE_FLAGS = functools.reduce(operator.or_, (feature.compiler_flag for feature in (
+    __future__.annotations, __future__.generator_stop, __future__.division)))
+_FORK_SAFE_OPENMP = False  # set by main() once torch is loaded
+_DIRECTIVES: dict[tuple[int, str], dict] = {}  # (first line, text of a top-level statement) -> its directives
+_HIGHLIGHTED: dict[str, list[str]] = {}  # text of a top-level statement -> its highlighted lines
 
-    _FUTURE_FLAGS |= getattr(__future__, _feature).compiler_flag
+
+def _quiet_directives(source: str, shown: str) -> dict:
+    """parse_directives, its warnings to the real stderr (sys.stderr is the trace's during a run)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        directives = parse_directives(source, shown)
+    for warning in caught:
+        sys.__stderr__.write(f"{warning.message}\n")
+    return directives
 
 
-def _definition_only(definition: edits.Definition) -> ast.Module:
-    """A module holding just this def, at its own line numbers."""
-    return ast.Module(body=[definition.node], type_ignores=[])
+def _future_flags(module: types.ModuleType) -> int:
+    """The compiler flags of the `from __future__ import ...` the lecture made."""
+    flags = 0
+    for value in vars(module).values():
+        if isinstance(value, __future__._Feature):
+            flags |= value.compiler_flag
+    return flags & _FUTURE_FLAGS
 
 
 def _local_modules(lecture: Path) -> list[str]:
     """Source files of modules the run imported from the project (the working directory or the
     lecture's folder), not from an installed environment nor the runtime itself."""
-    roots = [Path.cwd().resolve(), lecture.resolve().parent]
-    runtime = Path(__file__).resolve().parent
+    roots = tuple({os.path.join(os.getcwd(), ""), os.path.join(os.path.dirname(os.path.abspath(lecture)), "")})
+    runtime = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
+    skip = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep, os.sep + ".venv" + os.sep)
     files = set()
     for module in list(sys.modules.values()):
         origin = getattr(module, "__file__", None)
-        if not isinstance(origin, str) or not origin.endswith(".py") or not os.path.isabs(origin):
-            continue
-        path = Path(origin).resolve()
-        if path == lecture.resolve() or runtime in path.parents or any(
-                part in ("site-packages", "dist-packages", ".venv") for part in path.parts):
-            continue
-        if any(root in path.parents for root in roots):
-            files.add(str(path))
+        if (isinstance(origin, str) and origin.endswith(".py") and os.path.isabs(origin) and origin.startswith(roots)
+                and not origin.startswith(runtime) and not any(part in origin for part in skip)):
+            files.add(origin)
+    files.discard(os.path.abspath(lecture))
     return sorted(files)
 
 
@@ -442,6 +504,7 @@ class Kernel:
         self.no_state_reason = "the first run of the lecture"
         self.run: Run | None = None
         self.hellos: dict[int, tuple[socket.socket, dict]] = {}  # checkpoint pid -> connection, hello
+        self.outlines: dict[str, edits.Outline | None] = {}
         self.accepting: int | None = None  # the run whose checkpoints are welcome
         self.stopping = False
 
@@ -513,6 +576,7 @@ class Kernel:
             self.reply({"id": order["id"], "state": "error", "message": f"cannot read {self.lecture}: {error}"})
             return
         checkpoint, changed, reason = self.plan(source, order.get("full"))
+        order = {**order, "starts": self.starts(source)}
         self.accepting = order["id"]
         now = time.monotonic()
         timeout = order.get("timeout")
@@ -530,34 +594,47 @@ class Kernel:
             _run_full(self.lecture, self.out, self.socket_path, order, source, self.command)
         self.run = Run(order["id"], "full", reason, None, now, deadline, pid)
 
-    def plan(self, source: str, forced: str | None) -> tuple[Checkpoint | None, list[str], str | None]:
+    def outline(self, source: str) -> edits.Outline | None:
+        """edits.outline, remembered for the sources checkpoints hold; None if it does not parse."""
+        if source not in self.outlines:
+            try:
+                self.outlines[source] = edits.outline(source)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self.outlines[source] = None
+        return self.outlines[source]
+
+    def starts(self, source: str) -> list[int]:
+        outline = self.outline(source)
+        if outline is None:
+            return []
+        return sorted({*(definition.first for definition in outline.functions.values()),
+                       *(statement.first for statement in outline.statements)})
+
+    def plan(self, source: str, forced: str | None) -> tuple[Checkpoint | None, list[dict], str | None]:
         """The checkpoint to resume from and the functions to swap, or (None, [], why not)."""
         if forced:
             return None, [], forced
         if self.finished is None:
             return None, [], self.no_state_reason
-        try:
-            new = edits.outline(source)
-        except (SyntaxError, ValueError):
+        new = self.outline(source)
+        if new is None:
             return None, [], "the lecture does not parse"
-        outlines: dict[str, edits.Outline] = {}
         for checkpoint in reversed(self.finished.checkpoints):
-            if checkpoint.source not in outlines:
-                outlines[checkpoint.source] = edits.outline(checkpoint.source)
-            edit = edits.compare(outlines[checkpoint.source], new)
+            edit = edits.compare(self.outline(checkpoint.source), new)
             if edit.unsafe is not None:
                 return None, [], edit.unsafe
             first = min((self.finished.first_step.get(name, sys.maxsize) for name in edit.changed), default=sys.maxsize)
             if checkpoint.steps <= first:
-                return checkpoint, sorted(edit.changed), None
+                return checkpoint, [_describe_change(name, new) for name in sorted(edit.changed)], None
         if not self.finished.checkpoints:
             return None, [], f"no checkpoint: {self.finished.unsafe}"
         return None, [], "the edit changes code that ran before the first section"
 
-    def resume(self, checkpoint: Checkpoint, order: dict, source: str, changed: list[str]) -> bool:
+    def resume(self, checkpoint: Checkpoint, order: dict, source: str, changed: list[dict]) -> bool:
         try:
             send(checkpoint.connection, {"op": "resume", "id": order["id"], "source": source, "changed": changed,
-                                         "max_steps": order.get("max_steps"), "timeout": order.get("timeout")})
+                                         "starts": order["starts"], "max_steps": order.get("max_steps"),
+                                         "timeout": order.get("timeout")})
             return True
         except (OSError, AttributeError):  # the checkpoint died: drop it and every later one
             self.retire([kept for kept in self.finished.checkpoints if kept.steps >= checkpoint.steps])
@@ -587,6 +664,8 @@ class Kernel:
             self.retire([checkpoint for checkpoint in old if checkpoint not in kept])
             self.finished = Finished(message["first_step"], kept + checkpoints, message.get("unsafe"),
                                      message.get("sections") or 0)
+            held = {checkpoint.source for checkpoint in self.finished.checkpoints}
+            self.outlines = {source: outline for source, outline in self.outlines.items() if source in held}
         else:  # a failed run's checkpoints go; the last good run's stay, and stay valid
             self.retire(checkpoints)
             if self.finished is None:
@@ -667,6 +746,14 @@ class Kernel:
             pass
 
 
+def _describe_change(name: str, new: edits.Outline) -> dict:
+    """What a resumed run needs to know of a changed function (no text: it was removed)."""
+    definition = new.functions.get(name)
+    if definition is None:
+        return {"name": name}
+    return {"name": name, "first": definition.first, "text": definition.text, "docstring": definition.docstring}
+
+
 def _alive(pid: int) -> bool:
     """Whether the process exists (a resumed run is not our child, so waitpid cannot tell)."""
     try:
@@ -692,6 +779,7 @@ def _run_full(lecture: Path, out: Path, socket_path: str, order: dict, source: s
         os.setpgid(0, 0)
         signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a fresh Python process
         runner = Runner(lecture, socket_path, order["id"], source)
+        runner.starts = order["starts"]
         runner.channel = _connect(socket_path)
         send(runner.channel, {"role": "run", "id": order["id"], "pid": os.getpid()})
         try:
@@ -738,6 +826,8 @@ def main(argv: list[str] | None = None) -> int:
         pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server stops us; Ctrl-C reaches the whole terminal group
     _prewarm()
+    global _FORK_SAFE_OPENMP
+    _FORK_SAFE_OPENMP = _openmp_is_fork_safe()
     control = socket.socket(fileno=args.fd)
     kernel = Kernel(Path(args.lecture), Path(args.out), control, json.loads(args.command) if args.command else [])
     send(control, {"ready": True, "pid": os.getpid()})

@@ -7,6 +7,7 @@ stdout and stderr is read continuously and only the last OUTPUT_TAIL_BYTES are k
 
 from __future__ import annotations
 
+import ctypes.util
 import json
 import os
 import signal
@@ -27,6 +28,20 @@ KERNEL_MODULE = "cs336_lectures.runtime.kernel"
 def forking_supported() -> bool:
     """Checkpoints need fork(), and the kernel Linux's /proc to list child processes."""
     return hasattr(os, "fork") and sys.platform.startswith("linux")
+
+
+def fork_safe_openmp() -> str | None:
+    """LLVM's OpenMP runtime, if installed (Debian: libomp5), to load in place of torch's GNU one.
+
+    torch's CPU operations run on an OpenMP thread pool. GNU's (libgomp) cannot be forked: a
+    child that starts a parallel operation after its parent ran one waits forever for threads it
+    does not have. LLVM's re-creates its pool in the child, so checkpoints can be taken after
+    torch has computed in parallel; it provides the same GOMP_* entry points and splits work by
+    the same thread count, so results are the same. Without it the kernel stops taking
+    checkpoints once torch's pool is running (kernel.py says why in its reply)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    return ctypes.util.find_library("omp")
 
 
 class KernelUnavailable(Exception):
@@ -79,6 +94,9 @@ class KernelProcess:
     def start(self) -> None:
         ours, theirs = socket.socketpair()
         environment = {**os.environ, "PYTHONHASHSEED": "0"}  # as `cs336-lectures trace` runs
+        openmp = fork_safe_openmp()
+        if openmp is not None:
+            environment["LD_PRELOAD"] = " ".join(filter(None, (openmp, os.environ.get("LD_PRELOAD"))))
         try:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", KERNEL_MODULE, str(self.lecture), "--out", str(self.out),

@@ -188,6 +188,7 @@ class Tracer:
         # of the root activation of `code` (main()'s lines that call a section) is recorded.
         self.on_new_code: Callable[[types.CodeType, int], None] | None = None
         self.section_watch: tuple[types.CodeType, frozenset[int], Callable[[], None]] | None = None
+        self.highlight: Callable[[str], list[str]] | None = None  # the kernel's, which reuses unchanged parts
         # Output as pieces per (step, "o" or "e"), joined once when the trace is written: adding
         # to a growing string would be quadratic for a line that prints thousands of times.
         self._output: dict[tuple[int, str], list[str]] = {}
@@ -493,7 +494,7 @@ class Tracer:
             {
                 "path": file.path,
                 "source": file.source,
-                "html": highlight_lines(file.source),
+                "html": (self.highlight or highlight_lines)(file.source),
                 "hidden": sorted(line for line, directive in file.directives.items() if directive.hide),
             }
             for file in self.files
