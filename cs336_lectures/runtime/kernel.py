@@ -172,6 +172,7 @@ class Runner:
 
     def importing(self, load):
         def traced_load() -> None:
+            self.python_threads = set(threading.enumerate())  # a thread the import starts is the lecture's
             previous = sys.gettrace()
             sys.settrace(self._import_touch)
             try:
@@ -208,7 +209,6 @@ class Runner:
                     and type(call.func).__name__ == "Name" and call.func.id in outline.functions):
                 self.sections[statement.lineno] = (index, call.func.id)
                 index += 1
-        self.python_threads = set(threading.enumerate())
         self.future_flags = _future_flags(module)
         tracer.section_watch = (main.__code__, frozenset(self.sections), self._at_section)
 

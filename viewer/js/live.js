@@ -4,8 +4,9 @@
    server puts on every response (asking a static host for api/info would log a 404). Under the
    server it
    - keeps the start-up token (from ?token=..., once) in sessionStorage and out of the address bar;
-   - listens to api/events: a fresh trace of the lecture on screen reloads it at the same line,
-     a failed re-trace is shown as a message while the last good trace stays;
+   - listens to api/events: a fresh trace of the lecture on screen reloads it at the same line and
+     says for a few seconds what ran ("re-ran `bpe` (0.21 s); 27 sections reused", or why the
+     whole lecture ran); a failed re-trace is shown as a message while the last good trace stays;
    - adds an Edit button (key `e`): an editor over the lecture source that saves with
      Ctrl/Cmd+S, after which the server re-traces and the viewer reloads.
    Everything from the server or the lecture is inserted as text. */
@@ -15,6 +16,7 @@ import { el, isEditable } from './dom.js';
 const TOKEN_KEY = 'cs336-lectures-token';
 const SERVER_HEADER = 'X-CS336-Server'; // on every response of cs336-lectures serve
 const INDENT = '    ';
+const RUN_NOTE_MS = 5000;
 const viewer = window.cs336Viewer;
 
 /** The token from the URL (then removed from it), or the one kept earlier in this tab. */
@@ -201,7 +203,7 @@ class Editor {
   /** A re-trace of the lecture being edited finished: close on success, show why on failure. */
   onResult(event) {
     if (event.state === 'ok') {
-      this.setStatus('Re-traced');
+      this.setStatus(event.message ? `Re-traced: ${event.message}` : 'Re-traced');
       if (!this.dirty) this.close();
     } else {
       const kept = event.installed ? '' : ' (the last good trace is still shown)';
@@ -316,7 +318,18 @@ class Live {
       : `Re-tracing ${event.trace} failed; showing the last good trace.\n${event.message || ''}`;
     const reloaded = changedOnDisk ? viewer.reload() : Promise.resolve();
     if (failure) reloaded.then(() => viewer.showMessage(failure, 'error'));
+    else if (news && event.message) reloaded.then(() => showBriefly(event.message));
   }
+}
+
+/** What the server's run did ("re-ran `bpe` (0.21 s); 27 sections reused"), shown for a few
+    seconds unless another message replaced it meanwhile. */
+function showBriefly(text) {
+  viewer.showMessage(text, 'info');
+  const box = document.getElementById('message');
+  setTimeout(() => {
+    if (box && box.textContent === text) viewer.showMessage('');
+  }, RUN_NOTE_MS);
 }
 
 async function start() {
