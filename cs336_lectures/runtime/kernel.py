@@ -156,6 +156,7 @@ class Runner:
         self.socket_path = socket_path
         self.run_id = run_id
         self.first_step: dict[str, int] = {}
+        self.lecture_filenames: dict[str, bool] = {}  # co_filename -> whether it names the lecture
         self.checkpoints: list[dict] = []  # this run's: {"pid", "index", "section", "steps"}
         self.unsafe: str | None = None  # why checkpoints stopped being taken
         self.source = source  # the source this process's code was compiled from
@@ -215,7 +216,10 @@ class Runner:
     # where code first ran
 
     def _touch(self, code: types.CodeType, step: int) -> None:
-        if os.path.realpath(code.co_filename) == self.real:
+        ours = self.lecture_filenames.get(code.co_filename)
+        if ours is None:
+            ours = self.lecture_filenames[code.co_filename] = os.path.realpath(code.co_filename) == self.real
+        if ours:
             name = _top_name(code)
             if step < self.first_step.get(name, step + 1):
                 self.first_step[name] = step
