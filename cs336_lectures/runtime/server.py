@@ -1,9 +1,10 @@
 """The local server: the viewer and its traces over HTTP, plus live re-tracing and editing.
 
 `cs336-lectures serve lectures/lecture_01.py` serves the site (see site.py) from memory and
-disk, traces the lectures that have no fresh trace, watches their files, and re-traces one
-in a subprocess whenever it changes; open viewers hear about it over Server-Sent Events and
-reload. The viewer can also edit a lecture (POST /api/source) — so this server runs code,
+disk, traces the lectures that have no fresh trace, watches their files (watch.py), and
+whenever one changes re-runs what the edit affects in the lecture's warm kernel (kernel.py;
+a tracer subprocess where fork is missing); open viewers hear about it over Server-Sent
+Events and reload. The viewer can also edit a lecture (POST /api/source) — so this server runs code,
 and guards itself the way Jupyter does:
 
 - it binds 127.0.0.1 unless told otherwise;

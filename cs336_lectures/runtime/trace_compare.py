@@ -7,7 +7,8 @@ trace` of the same file, except for what may differ between any two runs:
 - what a lecture marks as measured times with `@measured` on the line (`t = clock()  # @inspect t
   @measured`): the values, renderings and output of those steps.
 
-    >>> comparable(load_json("a.json")) == comparable(load_json("b.json"))
+    >>> first_difference(comparable(incremental), comparable(fresh))  # parsed JSON of two traces
+    None
 """
 
 from __future__ import annotations
