@@ -33,7 +33,7 @@ def lecture_dir(tmp_path, monkeypatch):
 @pytest.fixture
 def kernel(lecture_dir):
     """A kernel for lecture_dir/lec.py (write the file before the first run)."""
-    process = KernelProcess(Path("lec.py"), lecture_dir / "kernel-out", ["cs336-lectures", "trace", "lec.py"])
+    process = KernelProcess(Path("lec.py"), ["cs336-lectures", "trace", "lec.py"])
     yield process
     process.close()
 
@@ -167,7 +167,7 @@ def test_incremental_runs_equal_fresh_traces(data, tmp_path_factory):
     failing sections) and chains of edits: whatever the kernel did, its trace is a fresh one's."""
     folder = tmp_path_factory.mktemp("exactness")
     os.chdir(folder)
-    process = KernelProcess(Path("lec.py"), folder / "kernel-out", ["cs336-lectures", "trace", "lec.py"])
+    process = KernelProcess(Path("lec.py"), ["cs336-lectures", "trace", "lec.py"])
     try:
         program = data.draw(programs)
         for round in range(3):
@@ -332,6 +332,7 @@ def test_closing_the_kernel_ends_its_whole_session(kernel, lecture_dir):
     assert len(session_members(session)) > 3  # the kernel and its checkpoints
     kernel.close()
     assert session_members(session) == []
+    assert not kernel.folder.exists()  # its traces folder and socket
 
 
 def session_members(session: int) -> list[int]:
@@ -403,7 +404,7 @@ def test_a_real_edit_in_a_shipped_lecture_reruns_one_section_exactly(lecture_dir
         pytest.skip("lecture 2 computes with torch in parallel: checkpoints need LLVM's OpenMP (apt-get install libomp5)")
     source = (ROOT / "lectures" / f"{name}.py").read_text()
     Path("lec.py").write_text(source)
-    process = KernelProcess(Path("lec.py"), lecture_dir / "kernel-out", ["cs336-lectures", "trace", "lec.py"])
+    process = KernelProcess(Path("lec.py"), ["cs336-lectures", "trace", "lec.py"])
     try:
         first = run(process)
         assert first["state"] == "ok" and first["unsafe"] is None, first  # a checkpoint before every section

@@ -158,3 +158,23 @@ def test_serve_refuses_a_timeout_it_cannot_honour(project):
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         "cs336-lectures: error: --timeout must be at most 1,000,000 seconds, not 3e+06"]
+
+
+@needs_kernel
+def test_stopping_the_server_leaves_no_process_nor_folder(server, project):
+    first_run(server)
+    kernel = server.retracer._kernels["lec"]
+    session, folder = kernel.process.pid, kernel.folder
+    assert folder.is_dir()
+    server.close()
+    assert not folder.exists()
+    assert not [entry for entry in os.listdir("/proc") if entry.isdigit() and in_session(entry, session)]
+
+
+def in_session(pid: str, session: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as file:
+            fields = file.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return False
+    return int(fields[3]) == session and fields[0] != "Z"

@@ -36,7 +36,6 @@ import selectors
 import signal
 import socket
 import sys
-import tempfile
 import threading
 import time
 import types
@@ -490,14 +489,13 @@ class Finished:
 
 
 class Kernel:
-    def __init__(self, lecture: Path, out: Path, control: socket.socket, command: list[str]):
+    def __init__(self, lecture: Path, folder: Path, control: socket.socket, command: list[str]):
         self.lecture = lecture
-        self.out = out
+        self.out = folder / "out"
         self.control = control
         self.control_lines = Lines(control)
         self.command = command
-        self.folder = Path(tempfile.mkdtemp(prefix="cs336-kernel-"))
-        self.socket_path = str(self.folder / "socket")
+        self.socket_path = str(folder / "socket")
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(self.socket_path)
         self.listener.listen(64)
@@ -743,11 +741,6 @@ class Kernel:
             _kill_group(pid)
         _reap()
         self.listener.close()
-        try:
-            os.unlink(self.socket_path)
-            self.folder.rmdir()
-        except OSError:
-            pass
 
 
 def _describe_change(name: str, new: edits.Outline) -> dict:
@@ -820,7 +813,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m cs336_lectures.runtime.kernel",
                                      description="the warm kernel of one lecture (started by cs336-lectures serve)")
     parser.add_argument("lecture")
-    parser.add_argument("--out", required=True, help="folder the traces are written to")
+    parser.add_argument("--folder", required=True, help="the kernel's folder: traces go to out/, its socket is here")
     parser.add_argument("--fd", type=int, required=True, help="file descriptor of the socket to the server")
     parser.add_argument("--command", default="", help="the header's command field, as JSON")
     args = parser.parse_args(argv)
@@ -833,7 +826,7 @@ def main(argv: list[str] | None = None) -> int:
     global _FORK_SAFE_OPENMP
     _FORK_SAFE_OPENMP = _openmp_is_fork_safe()
     control = socket.socket(fileno=args.fd)
-    kernel = Kernel(Path(args.lecture), Path(args.out), control, json.loads(args.command) if args.command else [])
+    kernel = Kernel(Path(args.lecture), Path(args.folder), control, json.loads(args.command) if args.command else [])
     send(control, {"ready": True, "pid": os.getpid()})
     kernel.serve()
     return 0

@@ -10,10 +10,12 @@ from __future__ import annotations
 import ctypes.util
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 from typing import IO, Callable
@@ -76,9 +78,12 @@ class OutputTail:
 class KernelProcess:
     """One lecture's kernel. `run` blocks until the run ends (or is cancelled: then None)."""
 
-    def __init__(self, lecture: Path, out: Path, command: list[str], log: Callable[[str], None] = print):
+    def __init__(self, lecture: Path, command: list[str], log: Callable[[str], None] = print):
         self.lecture = lecture
-        self.out = out
+        # Its runs' traces (out/) and its socket; removed by close(). Outside the served traces:
+        # a resumed run writes its assets where the run it continues did.
+        self.folder = Path(tempfile.mkdtemp(prefix=f"cs336-kernel-{lecture.stem}."))
+        self.out = self.folder / "out"
         self.command = command
         self.log = log
         self.process: subprocess.Popen | None = None
@@ -99,7 +104,7 @@ class KernelProcess:
             environment["LD_PRELOAD"] = " ".join(filter(None, (openmp, os.environ.get("LD_PRELOAD"))))
         try:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", KERNEL_MODULE, str(self.lecture), "--out", str(self.out),
+                [sys.executable, "-m", KERNEL_MODULE, str(self.lecture), "--folder", str(self.folder),
                  "--fd", str(theirs.fileno()), "--command", json.dumps(self.command)],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 pass_fds=(theirs.fileno(),), start_new_session=True, env=environment)
@@ -161,6 +166,7 @@ class KernelProcess:
         """Stop the kernel and every process of its session; idempotent."""
         if self.closed or self.process is None:
             self.closed = True
+            shutil.rmtree(self.folder, ignore_errors=True)
             return
         self.closed = True
         self.cancelled.set()
@@ -181,6 +187,7 @@ class KernelProcess:
         self.connection.close()
         for tail in (self.stdout, self.stderr):
             tail.thread.join(timeout=2)
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def kill_session(leader: int) -> None:

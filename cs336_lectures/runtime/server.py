@@ -265,10 +265,8 @@ class Retracer:
         with self._lock:
             kernel = self._kernels.get(lecture.name)
             if kernel is None:
-                # Outside the traces folder: a resumed run writes its assets where the first run did.
-                out = Path(tempfile.mkdtemp(prefix=f"cs336-kernel-{lecture.name}."))
-                kernel = self._kernels[lecture.name] = KernelProcess(lecture.path, out, self.command(lecture, out),
-                                                                      log=self.log)
+                kernel = self._kernels[lecture.name] = KernelProcess(lecture.path, [], log=self.log)
+                kernel.command = self.command(lecture, kernel.out)
         return kernel
 
     def _drop_kernel(self, lecture: Lecture) -> None:
@@ -276,7 +274,6 @@ class Retracer:
             kernel = self._kernels.pop(lecture.name, None)
         if kernel is not None:
             kernel.close()
-            shutil.rmtree(kernel.out, ignore_errors=True)
 
     def _retrace_in_kernel(self, lecture: Lecture, full: str | None) -> dict | None:
         kernel = self._kernel(lecture)
@@ -390,7 +387,6 @@ class Retracer:
             _kill_process_group(process)
         for kernel in kernels:
             kernel.close()
-            shutil.rmtree(kernel.out, ignore_errors=True)
         for thread in threads:
             thread.join(timeout=5)
 
