@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from cs336_lectures.runtime.kernel_client import KernelProcess, OutputTail, fork_safe_openmp, forking_supported
@@ -171,7 +171,8 @@ def test_incremental_runs_equal_fresh_traces(data, tmp_path_factory):
     try:
         program = data.draw(programs)
         for round in range(3):
-            run(process, program.source())
+            reply = run(process, program.source())
+            event(f"{reply['mode']} run, {reply['state']}")  # --hypothesis-show-statistics
             assert_same_as_fresh(process, folder / f"fresh-{round}")
             program = data.draw(edited(program))
     finally:
