@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import __future__
 import argparse
+import ast
 import ctypes
 import functools
 import operator
@@ -42,7 +43,7 @@ import types
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from cs336_lectures.runtime import edits
 from cs336_lectures.runtime.directives import parse_directives
@@ -170,7 +171,7 @@ class Runner:
 
     # tracer.TraceHooks
 
-    def importing(self, load):
+    def importing(self, load: Callable[[], None]) -> Callable[[], None]:
         def traced_load() -> None:
             self.python_threads = set(threading.enumerate())  # a thread the import starts is the lecture's
             previous = sys.gettrace()
@@ -186,7 +187,7 @@ class Runner:
         self.tracer, self.module = tracer, module
         if tracer.files[0].source != self.source:  # the file changed since the kernel read it
             self.source, self.starts = tracer.files[0].source, []
-        tracer.on_new_code = self._run_touch
+        tracer.on_new_code = self._touch
         tracer.highlight = self.highlight
         threading.settrace(self._thread_touch)
         main = vars(module).get(edits.ENTRY)
@@ -205,8 +206,8 @@ class Runner:
         index = 0
         for statement in definition.node.body:
             call = getattr(statement, "value", None)
-            if (type(statement).__name__ == "Expr" and type(call).__name__ == "Call"
-                    and type(call.func).__name__ == "Name" and call.func.id in outline.functions):
+            if (isinstance(statement, ast.Expr) and isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                    and call.func.id in outline.functions):
                 self.sections[statement.lineno] = (index, call.func.id)
                 index += 1
         self.future_flags = _future_flags(module)
@@ -226,9 +227,6 @@ class Runner:
     def _import_touch(self, frame: types.FrameType, event: str, arg: Any):
         self._touch(frame.f_code, -1)
         return None
-
-    def _run_touch(self, code: types.CodeType, step: int) -> None:
-        self._touch(code, step)
 
     def _thread_touch(self, frame: types.FrameType, event: str, arg: Any):
         """Code that other threads run: at the step the main thread is at (threads are not traced)."""
