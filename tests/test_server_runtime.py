@@ -178,3 +178,22 @@ def in_session(pid: str, session: int) -> bool:
     except OSError:
         return False
     return int(fields[3]) == session and fields[0] != "Z"
+
+
+@needs_kernel
+def test_a_fresh_trace_is_kept_but_the_kernel_warms_up(server, project):
+    """No run is published at start for a fresh trace, yet the first edit already resumes."""
+    from test_server import put_trace
+
+    put_trace(project, "lec")
+    before = (project / "traces" / "lec.json").read_bytes()
+    listener = Events(server)
+    server.start()
+    wait_idle(server, "lec")
+    assert server.lectures["lec"].generation == 0
+    assert (project / "traces" / "lec.json").read_bytes() == before
+    server.watcher.files.ready.wait(10)
+    (project / "lectures" / "lec.py").write_text(LECTURE.replace("scale(3)", "scale(5)"))
+    event = wait_for(listener, "lec")
+    assert event["state"] == "ok" and event["mode"] == "incremental", event
+    assert trace_values(project, "b") == [10]

@@ -207,6 +207,35 @@ class Retracer:
             self._threads.add(thread)
         thread.start()
 
+    def warm(self, lecture: Lecture) -> None:
+        """Start the lecture's kernel and run it once, publishing and installing nothing (its
+        trace is fresh already): the first edit then finds checkpoints to resume from."""
+        if not self.use_kernels:
+            return
+        with lecture.lock:
+            if lecture.running:
+                return
+            lecture.running = True
+        thread = threading.Thread(target=self._warm_up, args=(lecture,), name=f"warm-{lecture.name}", daemon=True)
+        with self._lock:
+            self._threads.add(thread)
+        thread.start()
+
+    def _warm_up(self, lecture: Lecture) -> None:
+        try:
+            self._kernel(lecture).run(max_steps=self.max_steps, timeout=self.timeout)
+        except KernelUnavailable as error:
+            self.log(f"{lecture.name}: {error}")
+            self._drop_kernel(lecture)
+        finally:
+            with lecture.lock:
+                lecture.running = False
+                edited_meanwhile = lecture.pending
+            with self._lock:
+                self._threads.discard(threading.current_thread())
+        if edited_meanwhile and not self.closed.is_set():
+            self.request(lecture)
+
     def _work(self, lecture: Lecture) -> None:
         try:
             while not self.closed.is_set():
@@ -540,6 +569,8 @@ class LectureServer(ThreadingHTTPServer):
                 stale = True
             if stale:
                 self.retracer.request(lecture)
+            else:
+                self.retracer.warm(lecture)
         self.watcher.start()
 
     def start(self) -> "LectureServer":
