@@ -72,8 +72,12 @@ class Lines:
         self.buffer = b""
 
     def read_available(self) -> list[dict] | None:
-        """The complete messages that arrived (None once the peer closed)."""
-        data = self.connection.recv(1 << 16)
+        """The complete messages that arrived (None once the peer closed). Never waits: a nested
+        poll (Kernel.collect_hellos) may already have read what select() reported."""
+        try:
+            data = self.connection.recv(1 << 16, socket.MSG_DONTWAIT)
+        except (BlockingIOError, InterruptedError):
+            return []
         if not data:
             return None
         self.buffer += data
@@ -549,7 +553,10 @@ class Kernel:
         except (OSError, ValueError):
             messages = None
         if messages is None:
-            self.selector.unregister(connection)
+            try:
+                self.selector.unregister(connection)
+            except (KeyError, ValueError):  # already gone, in a nested poll
+                pass
             connection.close()
             return
         run = self.run
