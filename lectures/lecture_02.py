@@ -585,9 +585,9 @@ def matmul_timing_and_mfu():
          "kernels to finish before reading the clock:")
     link(time_matmul)
     link(measure_matmul)
-    float32_measurement = measure_matmul(x, w)  # @inspect float32_measurement
-    actual_time = float32_measurement.seconds  # @inspect actual_time
-    actual_flop_per_sec = float32_measurement.flop_per_sec  # @inspect actual_flop_per_sec
+    float32_measurement = measure_matmul(x, w)  # @inspect float32_measurement @measured
+    actual_time = float32_measurement.seconds  # @inspect actual_time @measured
+    actual_flop_per_sec = float32_measurement.flop_per_sec  # @inspect actual_flop_per_sec @measured
     text("Every GPU has a datasheet with its peak FLOP/s, and the peak depends heavily on "
          "the dtype. Dense peaks, in TFLOP/s, of the two GPUs this course talks about:")
     link(peak_flop_per_sec)
@@ -604,13 +604,13 @@ def matmul_timing_and_mfu():
     text("**Model FLOPs utilization** (MFU) = actual FLOP/s / promised FLOP/s, leaving "
          "communication and overhead aside. Reaching half the promise (MFU 0.5) is "
          "already good; workloads made mostly of big matmuls get higher.")
-    mfu = float32_measurement.mfu  # @inspect mfu
+    mfu = float32_measurement.mfu  # @inspect mfu @measured
     text("The same in bfloat16:")
-    bf16_measurement = measure_matmul(x.to(torch.bfloat16), w.to(torch.bfloat16))  # @inspect bf16_measurement
-    bf16_actual_flop_per_sec = bf16_measurement.flop_per_sec  # @inspect bf16_actual_flop_per_sec
+    bf16_measurement = measure_matmul(x.to(torch.bfloat16), w.to(torch.bfloat16))  # @inspect bf16_measurement @measured
+    bf16_actual_flop_per_sec = bf16_measurement.flop_per_sec  # @inspect bf16_actual_flop_per_sec @measured
     bf16_promised_flop_per_sec = bf16_measurement.promised.flop_per_sec  # @inspect bf16_promised_flop_per_sec
-    bf16_mfu = bf16_measurement.mfu  # @inspect bf16_mfu
-    bf16_speedup = bf16_actual_flop_per_sec / actual_flop_per_sec  # @inspect bf16_speedup
+    bf16_mfu = bf16_measurement.mfu  # @inspect bf16_mfu @measured
+    bf16_speedup = bf16_actual_flop_per_sec / actual_flop_per_sec  # @inspect bf16_speedup @measured
     if device.type == "cuda":
         text("On a GPU, bfloat16 runs much faster than float32 (tensor cores); MFU is often "
              "lower than one hopes: the promised figures are optimistic.")
@@ -1143,7 +1143,7 @@ def exercise_matmul_mfu():
         results = {}  # @inspect results
         for dtype in (torch.float32, torch.bfloat16):
             measurement = measure_matmul(x.to(dtype), w.to(dtype))
-            results[str(dtype)] = {"seconds": measurement.seconds, "TFLOP/s": measurement.flop_per_sec / 1e12,  # @inspect results
+            results[str(dtype)] = {"seconds": measurement.seconds, "TFLOP/s": measurement.flop_per_sec / 1e12,  # @inspect results @measured
                                    "MFU": measurement.mfu, "promised": measurement.promised.note}
         text("Where no promised figure exists (a CPU, an unlisted GPU) MFU stays empty: look "
              "up your device's datasheet, mind whether it quotes sparsity, and divide.")

@@ -21,7 +21,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Iterable
 
-KNOWN = ("inspect", "clear", "stepover", "hide")
+KNOWN = ("inspect", "clear", "stepover", "hide", "measured")
 
 
 class DirectiveWarning(UserWarning):
@@ -40,6 +40,7 @@ class Directive:
     clear: tuple[str, ...] = ()
     stepover: bool = False
     hide: bool = False
+    measured: bool = False  # its values are measured times: traces may differ there from run to run
 
     def merged(self, other: Directive) -> Directive:
         """Both sets of requests, e.g. for a statement with comments on two of its lines."""
@@ -48,6 +49,7 @@ class Directive:
             clear=self.clear + tuple(name for name in other.clear if name not in self.clear),
             stepover=self.stepover or other.stepover,
             hide=self.hide or other.hide,
+            measured=self.measured or other.measured,
         )
 
 
@@ -75,7 +77,7 @@ def parse_directives(source: str, filename: str = "<lecture>", lenient: bool = F
         parts = [*decorators, (list(statement_lines), _combined(pending))]
         shared = _combined(directive for _, directive in parts)
         for lines, own in parts:
-            directive = Directive(shared.inspect, shared.clear, shared.stepover, own.hide)
+            directive = Directive(shared.inspect, shared.clear, shared.stepover, own.hide, shared.measured)
             if directive != Directive():
                 add(lines, directive)
         pending.clear()
@@ -127,7 +129,7 @@ def _parse_comment(comment: str, filename: str, line: int) -> Directive | None:
         return None
     inspect: list[tuple[str, tuple[str, ...]]] = []
     clear: list[str] = []
-    flags = {"stepover": False, "hide": False}
+    flags = {"stepover": False, "hide": False, "measured": False}
     current: str | None = None
     arguments = 0  # words given to the current directive
     for word in text.replace(",", " ").split():
@@ -154,9 +156,9 @@ def _parse_comment(comment: str, filename: str, line: int) -> Directive | None:
         elif word not in clear:
             clear.append(word)
     _check_has_names(current, arguments, filename, line)
-    if not (inspect or clear or flags["stepover"] or flags["hide"]):
+    if not (inspect or clear or any(flags.values())):
         return None
-    return Directive(tuple(inspect), tuple(clear), flags["stepover"], flags["hide"])
+    return Directive(tuple(inspect), tuple(clear), flags["stepover"], flags["hide"], flags["measured"])
 
 
 def _check_has_names(directive: str | None, arguments: int, filename: str, line: int) -> None:

@@ -1,9 +1,10 @@
 """The local server: the viewer and its traces over HTTP, plus live re-tracing and editing.
 
 `cs336-lectures serve lectures/lecture_01.py` serves the site (see site.py) from memory and
-disk, traces the lectures that have no fresh trace, watches their files, and re-traces one
-in a subprocess whenever it changes; open viewers hear about it over Server-Sent Events and
-reload. The viewer can also edit a lecture (POST /api/source) — so this server runs code,
+disk, traces the lectures that have no fresh trace, watches their files (watch.py), and
+whenever one changes re-runs what the edit affects in the lecture's warm kernel (kernel.py;
+a tracer subprocess where fork is missing); open viewers hear about it over Server-Sent
+Events and reload. The viewer can also edit a lecture (POST /api/source) — so this server runs code,
 and guards itself the way Jupyter does:
 
 - it binds 127.0.0.1 unless told otherwise;
@@ -22,6 +23,7 @@ succeeded, so a syntax error or an exception leaves the last good trace in place
 from __future__ import annotations
 
 import argparse
+import errno
 import hmac
 import ipaddress
 import json
@@ -43,17 +45,21 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from cs336_lectures.runtime.atomic import write_bytes_atomically
 from cs336_lectures.runtime.catalog import LANGUAGES, catalog_path
 from cs336_lectures.runtime.editing import SourceError, read_source, save_source
+from cs336_lectures.runtime.kernel_client import KernelProcess, KernelUnavailable, OutputTail, forking_supported
 from cs336_lectures.runtime.site import (CONTENT_SECURITY_POLICY, DEFAULT_TRACES, FAILED_SUFFIX, INDEX_NAME, VIEWER_DIR,
                                          build_index)
+from cs336_lectures.runtime.watch import FileWatcher
 
 TOKEN_HEADER = "X-CS336-Token"
 # On every response, so the viewer can tell this server from a static host without asking a
 # static host for /api/info (a 404 each page load, logged as an error by browsers).
 SERVER_HEADER = "X-CS336-Server"
 TRACER_COMMAND = [sys.executable, "-m", "cs336_lectures", "trace"]
-POLL_SECONDS = 0.5
+# The tracer's watchdog and the server's waits cannot count further (epoll's limit is 2**31 ms).
+MAX_TIMEOUT_SECONDS = 1_000_000
 SSE_KEEPALIVE_SECONDS = 15.0
 MAX_SOURCE_BYTES = 5 * 1024 * 1024
 # A file name longer than this cannot exist (NAME_MAX on Linux and macOS); refused before the
@@ -166,6 +172,7 @@ class Lecture:
         self.lock = threading.Lock()
         self.running = False
         self.pending = False
+        self.pending_full: str | None = None  # why the next run must be a whole one (an imported module changed...)
         self.generation = 0
         self.seen = self.stamp()
 
@@ -204,12 +211,21 @@ class Retracer:
         self._processes: set[subprocess.Popen] = set()
         self._threads: set[threading.Thread] = set()
         self._lock = threading.Lock()
+        self.use_kernels = forking_supported()
+        self._kernels: dict[str, KernelProcess] = {}
+        self._running_process: dict[str, subprocess.Popen] = {}  # lecture name -> its tracer subprocess
+        self.on_modules: Callable[[Lecture, list[str]], None] = lambda lecture, modules: None
 
-    def request(self, lecture: Lecture) -> None:
-        """Queue a re-trace; if one is running, exactly one more follows it."""
+    def request(self, lecture: Lecture, *, full: str | None = None, supersede: bool = False) -> None:
+        """Queue a re-trace; if one is running, exactly one more follows it. `supersede` (an edit)
+        cancels the running one first; `full` says why the next run must be a whole one."""
         with lecture.lock:
+            if full is not None:
+                lecture.pending_full = full
             if lecture.running:
                 lecture.pending = True
+                if supersede:
+                    self._cancel(lecture)
                 return
             lecture.running = True
         thread = threading.Thread(target=self._work, args=(lecture,), name=f"retrace-{lecture.name}", daemon=True)
@@ -217,21 +233,53 @@ class Retracer:
             self._threads.add(thread)
         thread.start()
 
+    def warm(self, lecture: Lecture) -> None:
+        """Start the lecture's kernel and run it once, publishing and installing nothing (its
+        trace is fresh already): the first edit then finds checkpoints to resume from."""
+        if not self.use_kernels:
+            return
+        with lecture.lock:
+            if lecture.running:
+                return
+            lecture.running = True
+        thread = threading.Thread(target=self._warm_up, args=(lecture,), name=f"warm-{lecture.name}", daemon=True)
+        with self._lock:
+            self._threads.add(thread)
+        thread.start()
+
+    def _warm_up(self, lecture: Lecture) -> None:
+        try:
+            self._kernel(lecture).run(max_steps=self.max_steps, timeout=self.timeout)
+        except KernelUnavailable as error:
+            self.log(f"{lecture.name}: {error}")
+            self._drop_kernel(lecture)
+        finally:
+            with lecture.lock:
+                lecture.running = False
+                edited_meanwhile = lecture.pending
+            with self._lock:
+                self._threads.discard(threading.current_thread())
+        if edited_meanwhile and not self.closed.is_set():
+            self.request(lecture)
+
     def _work(self, lecture: Lecture) -> None:
         try:
             while not self.closed.is_set():
                 with lecture.lock:
                     lecture.pending = False
+                    full, lecture.pending_full = lecture.pending_full, None
                     lecture.generation += 1
                     generation = lecture.generation
                 self.hub.publish({"trace": lecture.name, "state": "running", "generation": generation})
                 self.log(f"tracing {lecture.given} ...")
                 try:
-                    outcome = self.retrace(lecture)
+                    outcome = self.retrace(lecture, full)
                 except Exception as error:  # e.g. the tracer could not be started: say so, keep serving
                     outcome = {"state": "error", "message": f"could not run the tracer: {error}"}
                 if self.closed.is_set():
                     return
+                if outcome is None:  # cancelled by a newer edit, which runs next
+                    continue
                 self.hub.publish({"trace": lecture.name, "generation": generation, **outcome})
                 self.log(f"{lecture.name}: {outcome['message']}" if outcome["state"] == "ok"
                          else f"{lecture.name}: failed: {outcome['message']}")
@@ -252,17 +300,72 @@ class Retracer:
             command += ["--timeout", f"{self.timeout:g}"]
         return command
 
-    def retrace(self, lecture: Lecture) -> dict:
-        """Trace into a temporary folder; install the result if it is good (or nothing better exists).
+    def retrace(self, lecture: Lecture, full: str | None = None) -> dict | None:
+        """Run the lecture (in its warm kernel where the platform allows) and install the result
+        if it is good (or nothing better exists); None when a newer edit cancelled the run.
 
         Returns the outcome part of the event: state "ok" or "error", a message, and for a failed
         run `installed: True` when its trace replaced one that was no better.
         """
         self.traces_dir.mkdir(parents=True, exist_ok=True)
+        if self.use_kernels and not self.closed.is_set():
+            try:
+                return self._retrace_in_kernel(lecture, full)
+            except KernelUnavailable as error:
+                self.log(f"{lecture.name}: {error}; tracing in a new process instead")
+                self._drop_kernel(lecture)
+        return self._retrace_in_subprocess(lecture)
+
+    def _kernel(self, lecture: Lecture) -> KernelProcess:
+        with self._lock:
+            kernel = self._kernels.get(lecture.name)
+            if kernel is None:
+                kernel = self._kernels[lecture.name] = KernelProcess(lecture.path, [], log=self.log)
+                kernel.command = self.command(lecture, kernel.out)
+        return kernel
+
+    def _drop_kernel(self, lecture: Lecture) -> None:
+        with self._lock:
+            kernel = self._kernels.pop(lecture.name, None)
+        if kernel is not None:
+            kernel.close()
+
+    def _retrace_in_kernel(self, lecture: Lecture, full: str | None) -> dict | None:
+        kernel = self._kernel(lecture)
+        reply = kernel.run(max_steps=self.max_steps, timeout=self.timeout, full=full)
+        if reply is None:
+            return None
+        self.on_modules(lecture, reply.get("modules") or [])
+        produced = kernel.out / f"{lecture.name}.json"
+        self._install_assets(kernel.out)  # content-addressed: harmless, and a later resumed run may need them
+        trace = _read_trace(produced) if reply.get("status") is not None else None
+        if trace is None:
+            reason = reply.get("message") or "the run wrote no trace"
+            output = kernel.output_tail()
+            return {"state": "error", "message": f"{reason}\n{output}".strip()}
+        if reply["state"] == "ok":
+            self._install(kernel.out, produced)
+            (self.traces_dir / f"{lecture.name}{FAILED_SUFFIX}").unlink(missing_ok=True)
+            return {"state": "ok", "message": run_summary(reply), "mode": reply["mode"]}
+        return self._install_failure(lecture, kernel.out, produced, _failure_message(trace, kernel.output_tail(), 2))
+
+    def _cancel(self, lecture: Lecture) -> None:
+        """Stop the run in progress for `lecture` (called with lecture.lock held)."""
+        with self._lock:
+            kernel = self._kernels.get(lecture.name)
+            process = self._running_process.get(lecture.name)
+        if kernel is not None:
+            kernel.cancel()
+        if process is not None:
+            _kill_process_group(process)
+
+    def _retrace_in_subprocess(self, lecture: Lecture) -> dict | None:
         staging = Path(tempfile.mkdtemp(prefix=f".retrace-{lecture.name}.", dir=self.traces_dir))
         try:
             started = time.monotonic()
-            returncode, stderr = self._run(self.command(lecture, staging))
+            returncode, stderr = self._run(self.command(lecture, staging), lecture)
+            if returncode is None:
+                return None
             produced = staging / f"{lecture.name}.json"
             trace = _read_trace(produced)
             if trace is None:
@@ -274,36 +377,36 @@ class Retracer:
                 (self.traces_dir / f"{lecture.name}{FAILED_SUFFIX}").unlink(missing_ok=True)
                 elapsed = time.monotonic() - started
                 return {"state": "ok", "message": f"traced {header.get('num_steps', '?')} steps in {elapsed:.1f} s"}
-            outcome = {"state": "error", "message": _failure_message(trace, stderr, returncode)}
-            if not self._has_good_trace(lecture):
-                self._install(staging, produced)
-                outcome["installed"] = True
-                outcome["failed_trace"] = lecture.name
-            else:
-                # Kept beside the good trace (and out of the index) so the viewer can open it at its error.
-                self._install(staging, produced, f"{lecture.name}{FAILED_SUFFIX}")
-                outcome["failed_trace"] = f"{lecture.name}{FAILED_SUFFIX}".removesuffix(".json")
-            return outcome
+            return self._install_failure(lecture, staging, produced, _failure_message(trace, stderr, returncode))
         finally:
             shutil.rmtree(staging, ignore_errors=True)
 
-    def _run(self, command: list[str]) -> tuple[int, str]:
+    def _run(self, command: list[str], lecture: Lecture) -> tuple[int | None, str]:
+        """Run the tracer in its own session, its output read with a bound; (None, "") when cancelled."""
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, text=True, errors="replace")
+                                   stderr=subprocess.PIPE, start_new_session=True)
+        output = [OutputTail(process.stdout), OutputTail(process.stderr)]
         with self._lock:
             self._processes.add(process)
+            self._running_process[lecture.name] = process
         try:
             limit = (self.timeout or DEFAULT_TRACER_LIMIT_SECONDS) + TRACER_GRACE_SECONDS
+            note = ""
             try:
-                stdout, stderr = process.communicate(timeout=limit)
+                process.wait(timeout=limit)
             except subprocess.TimeoutExpired:
-                process.kill()
-                stdout, stderr = process.communicate()
-                stderr += f"\nthe tracer did not finish within {limit:.0f} s and was stopped"
-            return process.returncode, stderr or stdout
+                note = f"\nthe tracer did not finish within {limit:.0f} s and was stopped"
+            _kill_process_group(process)  # whatever the lecture started dies with the run
+            for tail in output:
+                tail.thread.join(timeout=5)
+            if process.returncode == -signal.SIGKILL and not note:
+                return None, ""
+            stdout, stderr = (tail.text() for tail in output)
+            return process.returncode, (stderr or stdout) + note
         finally:
             with self._lock:
                 self._processes.discard(process)
+                self._running_process.pop(lecture.name, None)
 
     def _has_good_trace(self, lecture: Lecture) -> bool:
         trace = _read_trace(self.traces_dir / f"{lecture.name}.json")
@@ -311,22 +414,78 @@ class Retracer:
 
     def _install(self, staging: Path, produced: Path, name: str | None = None) -> None:
         """Assets first (content-addressed, so overwriting is harmless), then the trace (as `name`)."""
+        self._install_assets(staging)
+        _move(produced, self.traces_dir / (name or produced.name))
+
+    def _install_failure(self, lecture: Lecture, staging: Path, produced: Path, message: str) -> dict:
+        """A failed run's outcome: its trace replaces one that is no better, else it is kept beside
+        the good trace as NAME.failed.json (out of the index) so the viewer can open it at its error."""
+        outcome = {"state": "error", "message": message}
+        if not self._has_good_trace(lecture):
+            self._install(staging, produced)
+            outcome["installed"] = True
+            outcome["failed_trace"] = lecture.name
+        else:
+            self._install(staging, produced, f"{lecture.name}{FAILED_SUFFIX}")
+            outcome["failed_trace"] = f"{lecture.name}{FAILED_SUFFIX}".removesuffix(".json")
+        return outcome
+
+    def _install_assets(self, staging: Path) -> None:
         assets = staging / "assets"
         if assets.is_dir():
             (self.traces_dir / "assets").mkdir(exist_ok=True)
             for asset in assets.iterdir():
-                os.replace(asset, self.traces_dir / "assets" / asset.name)
-        os.replace(produced, self.traces_dir / (name or produced.name))
+                _move(asset, self.traces_dir / "assets" / asset.name)
 
     def close(self) -> None:
+        """Kill every run and kernel (and what they started), remove their folders, end the threads."""
         self.closed.set()
         with self._lock:
             processes = list(self._processes)
             threads = list(self._threads)
+            kernels = list(self._kernels.values())
+            self._kernels.clear()
         for process in processes:
-            process.kill()
+            _kill_process_group(process)
+        for kernel in kernels:
+            kernel.close()
         for thread in threads:
             thread.join(timeout=5)
+
+
+def run_summary(reply: dict) -> str:
+    """What the viewer says after a run: "re-ran `bpe` (0.21 s); 27 sections reused", or why it all ran."""
+    elapsed = f"{reply.get('elapsed_s', 0):.2f} s"
+    if reply.get("mode") == "incremental":
+        after = (reply.get("sections") or 0) - reply["reused"] - 1
+        rest = f" and the {after} section{'s' if after != 1 else ''} after it" if after > 0 else ""
+        reused = reply["reused"]
+        return (f"re-ran `{reply['section']}`{rest} ({elapsed}); "
+                f"{reused} section{'s' if reused != 1 else ''} reused")
+    return f"re-ran the whole lecture ({elapsed}): {reply.get('reason') or 'no checkpoint to resume from'}"
+
+
+def _move(source: Path, target: Path) -> None:
+    """Rename, or copy atomically where the two are on different file systems."""
+    try:
+        os.replace(source, target)
+    except OSError as error:
+        if error.errno != errno.EXDEV:
+            raise
+        write_bytes_atomically(target, source.read_bytes())
+        source.unlink()
+
+
+def _kill_process_group(process: subprocess.Popen) -> None:
+    """SIGKILL to the process's group (it leads one: start_new_session), then reap it."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        process.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
 
 
 def _read_trace(path: Path) -> dict | None:
@@ -365,29 +524,47 @@ def _failure_message(trace: dict, stderr: str, returncode: int) -> str:
     return "\n".join(lines)
 
 
-class Watcher(threading.Thread):
-    """Polls the lectures' modification stamps; a change queues a re-trace (no extra dependency)."""
+class LectureWatcher:
+    """Watches the lectures and the project modules their runs imported (watch.py); a change to a
+    lecture re-runs what it affects, a change to one of its modules the whole lecture."""
 
     def __init__(self, lectures: dict[str, Lecture], retracer: Retracer):
-        super().__init__(name="watch-lectures", daemon=True)
         self.lectures = lectures
         self.retracer = retracer
-        self.stopped = threading.Event()
+        self.users: dict[Path, set[str]] = {}  # module file -> lectures that import it
+        self.files = FileWatcher(self.on_change)
+        self.files.watch(source for lecture in lectures.values() for source in lecture.sources())
+        retracer.on_modules = self.add_modules
 
-    def run(self) -> None:
-        while not self.stopped.wait(POLL_SECONDS):
-            for lecture in self.lectures.values():
+    def start(self) -> None:
+        self.files.start()
+
+    def stop(self) -> None:
+        self.files.stop()
+
+    def add_modules(self, lecture: Lecture, modules: list[str]) -> None:
+        for module in modules:
+            self.users.setdefault(Path(os.path.realpath(module)), set()).add(lecture.name)
+        self.files.watch(Path(module) for module in modules)
+
+    def on_change(self, paths: set[Path]) -> None:
+        for lecture in self.lectures.values():
+            touched = {Path(os.path.realpath(source)) for source in lecture.sources()} & paths
+            if touched:
                 with lecture.lock:  # a save from the browser updates `seen` under this lock too
                     stamp = lecture.stamp()
-                    # A missing file is an editor's save in progress (write, rename); wait for it.
                     changed = stamp is not None and stamp != lecture.seen
                     if changed:
                         lecture.seen = stamp
                 if changed:
-                    self.retracer.request(lecture)
-
-    def stop(self) -> None:
-        self.stopped.set()
+                    # A catalog feeds every text() of the run: only a whole run shows its edit everywhere.
+                    catalogs = touched - {Path(os.path.realpath(lecture.path))}
+                    full = f"the {min(catalogs).parent.name} translation changed" if catalogs else None
+                    self.retracer.request(lecture, full=full, supersede=True)
+        for path in paths:
+            for name in sorted(self.users.get(path, ())):
+                shown = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
+                self.retracer.request(self.lectures[name], full=f"{shown} changed", supersede=True)
 
 
 class LectureServer(ThreadingHTTPServer):
@@ -418,7 +595,7 @@ class LectureServer(ThreadingHTTPServer):
             self.lectures[lecture.name] = lecture
         self.hub = EventHub()
         self.retracer = Retracer(self.traces_dir, self.hub, TRACER_COMMAND, max_steps, timeout, log)
-        self.watcher = Watcher(self.lectures, self.retracer)
+        self.watcher = LectureWatcher(self.lectures, self.retracer)
         self.allowed_hosts = {f"{name}:{self.port}" for name in ("127.0.0.1", "localhost", "[::1]")}
         self.allowed_hosts.add(f"{_url_host(host)}:{self.port}".lower())
         self.allowed_origins = {f"http://{allowed}" for allowed in self.allowed_hosts}
@@ -440,6 +617,8 @@ class LectureServer(ThreadingHTTPServer):
                 stale = True
             if stale:
                 self.retracer.request(lecture)
+            else:
+                self.retracer.warm(lecture)
         self.watcher.start()
 
     def start(self) -> "LectureServer":
@@ -586,12 +765,12 @@ class RequestHandler(BaseHTTPRequestHandler):
                 raise Refused(HTTPStatus.BAD_REQUEST, f"cannot save {lecture.given}: {error}") from None
             except OSError as error:
                 raise Refused(HTTPStatus.INTERNAL_SERVER_ERROR, f"cannot save {lecture.given}: {error}") from None
-            server.retracer.request(lecture)
+            server.retracer.request(lecture, supersede=True)
             server.log(f"{lecture.given} saved from the browser")
             self._send_json({"queued": True, "trace": lecture.name}, HTTPStatus.ACCEPTED)
         elif path == "/api/retrace":
             lecture = self._lecture(query)
-            server.retracer.request(lecture)
+            server.retracer.request(lecture, full="a re-trace was asked for")
             self._send_json({"queued": True, "trace": lecture.name}, HTTPStatus.ACCEPTED)
         else:
             raise Refused(HTTPStatus.NOT_FOUND, "no such API")
@@ -743,6 +922,10 @@ def run(args: argparse.Namespace) -> int:
         if value is not None and not value > 0:
             print(f"cs336-lectures: error: {flag} must be positive, not {value}", file=sys.stderr)
             return 2
+    if args.timeout is not None and not args.timeout <= MAX_TIMEOUT_SECONDS:
+        print(f"cs336-lectures: error: --timeout must be at most {MAX_TIMEOUT_SECONDS:,} seconds, not {args.timeout:g}",
+              file=sys.stderr)
+        return 2
     missing = [path for path in args.lectures if not Path(path).is_file()]
     if missing:
         print(f"cs336-lectures: error: no such lecture file: {', '.join(missing)}", file=sys.stderr)

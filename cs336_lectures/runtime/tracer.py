@@ -46,7 +46,7 @@ import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
 from cs336_lectures.runtime import course_compat
 from cs336_lectures.runtime.directives import Directive, parse_directives
@@ -201,7 +201,15 @@ class Tracer:
         self._watchdog_fired = False
         self._sigints = 0  # SIGINTs delivered during the run: real Ctrl-C, or the watchdog's
         self._previous_sigint: Any = None
-        self._html: dict[str, list[str]] = {}  # file path -> highlighted lines, computed once
+        self._html: dict[str, list[str]] = {}  # file source -> highlighted lines, computed once
+        self.watchdog: threading.Timer | None = None
+        # Hooks for the warm kernel (kernel.py); None in a batch trace. `on_new_code(code, steps)`
+        # hears of each code object the first time it runs, wherever it runs (even under @stepover);
+        # `section_watch = (code, lines, hook)` calls hook() after the step of each of those lines
+        # of the root activation of `code` (main()'s lines that call a section) is recorded.
+        self.on_new_code: Callable[[types.CodeType, int], None] | None = None
+        self.section_watch: tuple[types.CodeType, frozenset[int], Callable[[], None]] | None = None
+        self.highlight: Callable[[str], list[str]] | None = None  # the kernel's, which reuses unchanged parts
         # Output as pieces per (step, "o" or "e"), joined once when the trace is written: adding
         # to a growing string would be quadratic for a line that prints thousands of times.
         self._output: dict[tuple[int, str], list[str]] = {}
@@ -276,7 +284,7 @@ class Tracer:
         cwd = os.getcwd()  # a lecture may chdir; the trace is still written where it was asked for
         previous_trace = sys.gettrace()
         self._catch_sigint()
-        watchdog = self._start_watchdog()
+        watchdog = self.watchdog = self._start_watchdog()
         self.started = time.perf_counter()
         self.checkpoint = min(CHECK_EVERY, self.max_steps if self.max_steps is not None else CHECK_EVERY)
         failure: BaseException | None = None
@@ -343,6 +351,8 @@ class Tracer:
         return on_call
 
     def _register_code(self, code: types.CodeType) -> int:
+        if self.on_new_code is not None:
+            self.on_new_code(code, len(self.steps))
         file = self._file_of_filename.get(code.co_filename)
         if file is None:
             real = os.path.realpath(code.co_filename)
@@ -384,6 +394,8 @@ class Tracer:
             if activation.arguments:
                 activation.callback = activation.enter
         self.current = activation
+        if self.section_watch is not None and parent is None and frame.f_code is self.section_watch[0]:
+            _watch_sections(activation, *self.section_watch[1:])
         return activation.callback
 
     def finish_line(self, activation: _Activation, frame: types.FrameType, event: str) -> None:
@@ -578,14 +590,15 @@ class Tracer:
                     solutions: list[dict]) -> dict:
         from cs336_lectures.runtime.rendering import highlight_lines
 
+        highlight = self.highlight or highlight_lines  # the kernel's reuses the unchanged parts of an edited file
         listed = []
         for file in files:
-            if file.path not in self._html:
-                self._html[file.path] = highlight_lines(file.source)
+            if file.source not in self._html:
+                self._html[file.source] = highlight(file.source)
             listed.append({
                 "path": file.path,
                 "source": file.source,
-                "html": self._html[file.path],
+                "html": self._html[file.source],
                 "hidden": sorted(line for line, directive in file.directives.items() if directive.hide),
             })
         header = {**header, "num_steps": len(steps)}
@@ -635,6 +648,21 @@ class _StepBytes(io.BufferedIOBase):
     def write(self, data: bytes) -> int:
         self._text.write(self._decoder.decode(bytes(data)))
         return len(data)
+
+
+def _watch_sections(activation: _Activation, lines: frozenset[int], hook: Callable[[], None]) -> None:
+    """Give the activation a local tracer that also calls hook() once a line in `lines` is recorded."""
+    trace = activation.trace
+
+    def watch(owner: _Activation, frame: types.FrameType, event: str, arg: Any):
+        trace(frame, event, arg)
+        if event == "line" and frame.f_lineno in lines:
+            hook()
+        return watched
+
+    # A bound method, like every local tracer: the error step finds the activation as f_trace.__self__.
+    watched = types.MethodType(watch, activation)
+    activation.callback = watched
 
 
 def _extras(step: list) -> dict:
@@ -725,13 +753,14 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
                   max_steps: int | None = None, timeout: float | None = None, seed: int = 0,
                   quiet: bool = False, command: tuple[str, ...] = (),
                   report_progress: Callable[..., None] | None = None,
-                  supervision: Supervision | None = None) -> TraceResult:
+                  supervision: Supervision | None = None, hooks: TraceHooks | None = None) -> TraceResult:
     """Trace `path` (its main(), a section, or its top level) into `<output_dir>/<stem>[.<section>].json`.
 
     `report_progress(steps, elapsed_s, phase)`, when given, replaces the terminal's progress display
     (a batch job reports to a file). Raises LectureError when the lecture cannot be started at all.
     `supervision` (supervisor.py, in the child process of `cs336-lectures trace`) watches the run,
-    to end it whatever it does.
+    to end it whatever it does. `hooks` lets the warm kernel watch the import and the run
+    (kernel.py); a batch trace has none.
     """
     entry = _check_lecture(path, section)
     title = trace_title(path, section)
@@ -752,13 +781,15 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
             if entry == "<module>":
                 run = load
             else:
-                _import_untraced(path, load)
+                _import_untraced(path, hooks.importing(load) if hooks is not None else load)
                 run = _entry_function(path, module, entry)
             _make_folder(output_dir)  # before the run, so that a bad -o does not cost a whole lecture
             header = {"title": title, "source": str(path), "entry": entry, "created": created,
                       "elapsed_s": 0.0, **environment(), "command": list(command), "seed": seed, "status": "ok"}
             if supervision is not None:
                 supervision.watch(tracer, header)
+            if hooks is not None:
+                hooks.starting(tracer, module, entry)
             with follow_ranks(tracer, assets_dir=assets.folder, files_dir=assets.cache_dir,
                               inspect_all=inspect_all, max_steps=max_steps, seed=seed) as ranks:
                 failure = tracer.run(run)
@@ -790,6 +821,16 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
     message = trace["header"].get("message")  # the merge may say which rank failed
     return TraceResult(out_path, header["status"], len(trace["steps"]), header["elapsed_s"], message,
                        interrupted=isinstance(failure, KeyboardInterrupt))
+
+
+class TraceHooks(Protocol):
+    """What the warm kernel (kernel.py) adds to a run of trace_lecture."""
+
+    def importing(self, load: Callable[[], None]) -> Callable[[], None]:
+        """The untraced import of the lecture, wrapped."""
+
+    def starting(self, tracer: Tracer, module: types.ModuleType, entry: str) -> None:
+        """Called once the tracer is ready, just before the traced run."""
 
 
 def trace_title(path: Path, section: str | None = None) -> str:

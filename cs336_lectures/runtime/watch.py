@@ -1,0 +1,82 @@
+"""Watching lecture files and the modules they import, with the OS's file events (watchfiles:
+inotify on Linux, FSEvents on macOS) instead of polling.
+
+Folders are watched, not files: an editor that saves by writing a temporary file and renaming
+it over the lecture replaces the file, and a watch on the old file would hear nothing more.
+Changes are debounced (a save is often several events) and handed on as one set of paths.
+
+    watcher = FileWatcher(on_change=print)
+    watcher.watch([Path("lectures/lecture_01.py")])
+    watcher.start()
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import Callable, Iterable
+
+import watchfiles
+
+STEP_MS = 30  # quiet time that ends a burst of events (one save)
+DEBOUNCE_MS = 400  # the longest a burst is held before it is reported anyway
+TIMEOUT_MS = 200  # how often the loop looks at its stop event
+
+
+class FileWatcher(threading.Thread):
+    """Calls `on_change(paths)` with the watched files that changed; `watch` adds files at any time."""
+
+    def __init__(self, on_change: Callable[[set[Path]], None]):
+        super().__init__(name="watch-files", daemon=True)
+        self.on_change = on_change
+        self.lock = threading.Lock()
+        self.files: set[Path] = set()
+        self.stopped = threading.Event()
+        self.restart = threading.Event()  # the set of folders changed: begin a new watch
+        self.ready = threading.Event()  # the first watch is in place
+
+    def watch(self, files: Iterable[Path]) -> None:
+        with self.lock:
+            new = {Path(os.path.realpath(file)) for file in files} - self.files
+            if not new:
+                return
+            folders_before = {file.parent for file in self.files}
+            self.files |= new
+            if {file.parent for file in new} - folders_before:
+                self.restart.set()
+
+    def run(self) -> None:
+        while not self.stopped.is_set():
+            self.restart.clear()
+            with self.lock:
+                folders = sorted({file.parent for file in self.files if file.parent.is_dir()})
+            if not folders:
+                self.ready.set()
+                self.restart.wait(TIMEOUT_MS / 1000)
+                continue
+            stop = _AnyEvent(self.stopped, self.restart)
+            for changes in watchfiles.watch(*folders, watch_filter=self._wanted, debounce=DEBOUNCE_MS, step=STEP_MS,
+                                            stop_event=stop, rust_timeout=TIMEOUT_MS, yield_on_timeout=True,
+                                            recursive=False, raise_interrupt=False):
+                self.ready.set()
+                paths = {Path(path) for change, path in changes}
+                if paths:
+                    self.on_change(paths)
+
+    def _wanted(self, change: watchfiles.Change, path: str) -> bool:
+        # A deleted lecture is usually an editor's save in progress: the new file follows.
+        return change != watchfiles.Change.deleted and Path(path) in self.files
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+
+class _AnyEvent:
+    """What watchfiles' stop_event needs (is_set), true once either event is."""
+
+    def __init__(self, *events: threading.Event):
+        self.events = events
+
+    def is_set(self) -> bool:
+        return any(event.is_set() for event in self.events)
