@@ -50,7 +50,10 @@ class FileWatcher(threading.Thread):
         while not self.stopped.is_set():
             self.restart.clear()
             with self.lock:
-                folders = sorted({file.parent for file in self.files if file.parent.is_dir()})
+                folders = sorted({_nearest_folder(file) for file in self.files} - {None})
+                # Files whose folder does not exist yet (a first translation catalog): the nearest
+                # folder above is watched instead, until theirs appears.
+                awaited = {file for file in self.files if not file.parent.is_dir()}
             if not folders:
                 self.ready.set()
                 self.restart.wait(TIMEOUT_MS / 1000)
@@ -60,16 +63,32 @@ class FileWatcher(threading.Thread):
                                             stop_event=stop, rust_timeout=TIMEOUT_MS, yield_on_timeout=True,
                                             recursive=False, raise_interrupt=False):
                 self.ready.set()
-                paths = {Path(path) for change, path in changes}
+                paths = {Path(path) for change, path in changes if Path(path) in self.files}
+                arrived = {file for file in awaited if file.parent.is_dir()}
+                if arrived:
+                    awaited -= arrived
+                    paths |= {file for file in arrived if file.exists()}
+                    self.restart.set()  # watch the new folder itself from now on
                 if paths:
                     self.on_change(paths)
 
     def _wanted(self, change: watchfiles.Change, path: str) -> bool:
-        # A deleted lecture is usually an editor's save in progress: the new file follows.
-        return change != watchfiles.Change.deleted and Path(path) in self.files
+        # A deleted lecture is usually an editor's save in progress: the new file follows. A folder
+        # created above a watched file may be the start of the path to it.
+        changed = Path(path)
+        return change != watchfiles.Change.deleted and (
+            changed in self.files or any(changed in file.parents for file in self.files))
 
     def stop(self) -> None:
         self.stopped.set()
+
+
+def _nearest_folder(file: Path) -> Path | None:
+    """The file's folder, or while it is missing the nearest existing folder above it."""
+    for folder in file.parents:
+        if folder.is_dir():
+            return folder
+    return None
 
 
 class _AnyEvent:
