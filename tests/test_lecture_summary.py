@@ -71,3 +71,8 @@ def test_failed_reruns_stay_out_of_the_index_and_failing_lectures_are_marked(tmp
     assert _mark_failing(index, latest)["traces"][0]["failing"] == "NameError: x"
     installed = {"lecture_09": {**latest["lecture_09"], "installed": True}}  # the failure is the trace itself
     assert "failing" not in _mark_failing(site.build_index(folder), installed)["traces"][0]
+    # A served lecture whose runs never wrote a trace (a syntax error) is still listed, as failing.
+    never = {"lecture_10": {"trace": "lecture_10", "state": "error", "message": "lecture_10.py:3: SyntaxError"}}
+    entries = _mark_failing(site.build_index(folder), never, ["lecture_09", "lecture_10"])["traces"]
+    assert [(entry["name"], entry["status"], entry.get("failing")) for entry in entries] == [
+        ("lecture_09", "ok", None), ("lecture_10", "error", "lecture_10.py:3: SyntaxError")]

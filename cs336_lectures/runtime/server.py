@@ -42,7 +42,7 @@ import webbrowser
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from cs336_lectures.runtime.atomic import write_bytes_atomically
@@ -497,9 +497,16 @@ def _read_trace(path: Path) -> dict | None:
     return data if isinstance(data, dict) and isinstance(data.get("header"), dict) else None
 
 
-def _mark_failing(index: dict, latest: dict[str, dict]) -> dict:
+def _mark_failing(index: dict, latest: dict[str, dict], served: Iterable[str] = ()) -> dict:
     """Mark the lectures whose file on disk currently fails to trace (their last re-trace failed
-    while an older good trace stays), with the first line of why."""
+    while an older good trace stays), with the first line of why. A served lecture that has no
+    trace at all because its only runs failed before writing one (a syntax error) is listed too."""
+    listed = {entry["name"] for entry in index["traces"]}
+    for name in served:
+        event = latest.get(name)
+        if name not in listed and event and event.get("state") == "error":
+            index["traces"].append({"name": name, "file": f"{name}.json", "title": name, "num_steps": 0,
+                                    "created": None, "status": "error"})
     for entry in index["traces"]:
         event = latest.get(entry["name"])
         if event and event.get("state") == "error" and not event.get("installed"):
@@ -745,7 +752,7 @@ class RequestHandler(BaseHTTPRequestHandler):
         elif path.startswith("/api/"):
             raise Refused(HTTPStatus.NOT_FOUND, "no such API")
         elif path == f"/traces/{INDEX_NAME}":
-            self._send_json(_mark_failing(build_index(server.traces_dir), server.hub.latest), head=head)
+            self._send_json(_mark_failing(build_index(server.traces_dir), server.hub.latest, server.lectures), head=head)
         elif path.startswith("/traces/"):
             self._send_file(contained_file(server.traces_dir, path[len("/traces/"):]), head)
         else:

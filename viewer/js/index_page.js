@@ -78,7 +78,9 @@ export function renderIndex(container, entries, hrefOf) {
           failing ? el('span', { class: 'badge badge-failing', text: t('file fails now') })
             : el('span', { class: `badge badge-${status}`, text: status === 'ok' ? 'ok' : status.replace('_', ' ') })),
         entry.message ? el('span', { class: 'trace-message', text: entry.message }) : null,
-        failing ? el('span', { class: 'trace-message', text: t('The file on disk fails to trace (this trace is the last good one): {error}', { error: failing }) }) : null));
+        failing ? el('span', { class: 'trace-message', text: entry.created
+          ? t('The file on disk fails to trace (this trace is the last good one): {error}', { error: failing })
+          : t('The file on disk fails to trace, and no run of it has written a trace yet: {error}', { error: failing }) }) : null));
   });
   container.replaceChildren(heading, el('ul', { class: 'trace-list' }, cards),
     el('p', { class: 'index-hint', text: t('Keys in a lecture: l / h step, j / k step over, u step out, R raw code, A reveal, e edit (under cs336-lectures serve; Ctrl+S saves and re-traces), g back here, ? help.') }));
