@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from cs336_lectures.runtime.kernel_client import KernelProcess, OutputTail, fork_safe_openmp, forking_supported
+from cs336_lectures.runtime.kernel_client import (KernelProcess, OutputTail, fork_safe_openmp, forking_supported,
+                                                   process_stats)
 from cs336_lectures.runtime.trace_compare import comparable, first_difference
 
 pytestmark = pytest.mark.skipif(not forking_supported(), reason="the kernel needs fork() and /proc (Linux)")
@@ -337,17 +338,7 @@ def test_closing_the_kernel_ends_its_whole_session(kernel, lecture_dir):
 
 
 def session_members(session: int) -> list[int]:
-    members = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as file:
-                    fields = file.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            if int(fields[3]) == session and fields[0] != "Z":
-                members.append(int(entry))
-    return members
+    return [pid for pid, fields in process_stats() if int(fields[3]) == session and fields[0] != "Z"]
 
 
 def test_a_newer_run_cancels_the_one_in_progress(kernel, lecture_dir):

@@ -18,7 +18,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import IO, Callable
+from typing import IO, Callable, Iterator
 
 from cs336_lectures.runtime.kernel import Lines, send
 
@@ -190,21 +190,25 @@ class KernelProcess:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+def process_stats() -> Iterator[tuple[int, list[str]]]:
+    """(pid, fields of /proc/PID/stat after the command name) for each live process: fields[0] is
+    its state, [1] its parent, [2] its process group, [3] its session. Nothing without /proc."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return
+    for entry in entries:
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as file:
+                    yield int(entry), file.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+
+
 def kill_session(leader: int) -> None:
     """SIGKILL to every process of the session `leader` started (all its process groups)."""
-    groups = {leader}
-    try:
-        for entry in os.listdir("/proc"):
-            if entry.isdigit():
-                try:
-                    with open(f"/proc/{entry}/stat") as file:
-                        fields = file.read().rsplit(")", 1)[1].split()
-                except OSError:
-                    continue
-                if int(fields[3]) == leader:  # fields: state, ppid, pgrp, session
-                    groups.add(int(fields[2]))
-    except OSError:
-        pass
+    groups = {leader} | {int(fields[2]) for _, fields in process_stats() if int(fields[3]) == leader}
     for group in groups:
         try:
             os.killpg(group, signal.SIGKILL)

@@ -228,10 +228,7 @@ class Retracer:
                     self._cancel(lecture)
                 return
             lecture.running = True
-        thread = threading.Thread(target=self._work, args=(lecture,), name=f"retrace-{lecture.name}", daemon=True)
-        with self._lock:
-            self._threads.add(thread)
-        thread.start()
+        self._start_thread(self._work, lecture, f"retrace-{lecture.name}")
 
     def warm(self, lecture: Lecture) -> None:
         """Start the lecture's kernel and run it once, publishing and installing nothing (its
@@ -242,7 +239,10 @@ class Retracer:
             if lecture.running:
                 return
             lecture.running = True
-        thread = threading.Thread(target=self._warm_up, args=(lecture,), name=f"warm-{lecture.name}", daemon=True)
+        self._start_thread(self._warm_up, lecture, f"warm-{lecture.name}")
+
+    def _start_thread(self, target: Callable[[Lecture], None], lecture: Lecture, name: str) -> None:
+        thread = threading.Thread(target=target, args=(lecture,), name=name, daemon=True)
         with self._lock:
             self._threads.add(thread)
         thread.start()
