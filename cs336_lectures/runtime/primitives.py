@@ -460,14 +460,18 @@ def _with_body_lines(path: str, line: int) -> tuple[int, int]:
 
 
 def _with_statements(path: str) -> dict[int, tuple[int, int]]:
-    """For each line a `with` statement's header spans in `path`: its body's first and last lines.
-
-    Parsed afresh on each call (a few milliseconds): the server re-traces a lecture after every save.
-    """
+    """For each line a `with` statement's header spans in `path`: its body's first and last lines."""
     # linecache rather than the file: it also holds the cells of an IPython kernel, which have no file.
+    # It is checked on each call, since the server's kernel re-runs a lecture after every save.
     linecache.checkcache(path)
+    return _with_statements_in("".join(linecache.getlines(path)), path)
+
+
+@functools.lru_cache(maxsize=8)
+def _with_statements_in(source: str, path: str) -> dict[int, tuple[int, int]]:
+    """_with_statements for one version of a file's text: parsed once, not once per block."""
     try:
-        tree = ast.parse("".join(linecache.getlines(path)), path)
+        tree = ast.parse(source, path)
     except SyntaxError:
         return {}
     spans: dict[int, tuple[int, int]] = {}
