@@ -324,7 +324,9 @@ class _Watch:
     def read(self, wait: float) -> bool:
         """Handle what is ready within `wait` seconds; False when nothing was."""
         if not self._open:
-            time.sleep(wait)
+            # Both pipes closed: the child is ending. Look again soon rather than after `wait`,
+            # which would add up to half a second to every trace.
+            time.sleep(min(wait, 0.005))
             return False
         try:
             ready, _, _ = select.select(list(self._open), [], [], wait)
