@@ -4,15 +4,18 @@ multiprocessing.Process into the lecture's worker processes (cs336_lectures/runt
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from cs336_lectures import load_trace
-from cs336_lectures.runtime.ranks import merge_parts
+from cs336_lectures.runtime.ranks import _has_ended, _peek_exit_code, merge_parts
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow
@@ -160,6 +163,70 @@ def test_plain_processes_are_ranks_and_a_failure_ends_the_others(tmp_path, valid
     assert (one.rank, one.status) == (1, "aborted") and one.values_of("started") == [1]
     assert "ended by SIGTERM" in one.message
     assert loaded.values_of("codes") == [[1, 128 + 15]]  # the second exits as a process ended by SIGTERM does
+
+
+CLOSED_AND_UNSTARTABLE = '''import multiprocessing
+
+
+def main():
+    context = multiprocessing.get_context("spawn")
+    unstartable = context.Process(target=work, args=(lambda: 3,))  # a lambda does not pickle
+    try:
+        unstartable.start()
+    except Exception as error:
+        failure = type(error).__name__  # @inspect failure
+    process = context.Process(target=work, args=(int,))
+    process.start()
+    process.join()
+    code = process.exitcode  # @inspect code
+    process.close()  # after this the Process object answers nothing, not even exitcode
+
+
+def work(make):
+    total = make() * 2  # @inspect total
+'''
+
+
+def test_a_closed_process_is_still_a_rank_and_one_that_never_started_is_none(tmp_path, validate_trace):
+    lecture = tmp_path / "closed.py"
+    lecture.write_text(CLOSED_AND_UNSTARTABLE)
+    done = trace(lecture, tmp_path / "out")
+    assert done.returncode == 0, done.stderr
+    path = tmp_path / "out" / "closed.json"
+    validate_trace(path)
+    loaded = load_trace(path)
+    assert loaded.header["status"] == "ok"
+    (failure,) = loaded.values_of("failure")  # the lecture saw its own start() fail, as it would untraced
+    assert failure in ("PicklingError", "AttributeError") and loaded.values_of("code") == [0]
+    (only,) = loaded.ranks
+    assert (only.rank, only.status) == (0, "ok") and only.values_of("total") == [0]
+
+
+def _exit_with_three() -> None:
+    os._exit(3)
+
+
+def _sleep_long() -> None:
+    time.sleep(60)
+
+
+@pytest.mark.skipif(not hasattr(os, "waitid"), reason="reading an exit code reaps nothing without waitpid")
+def test_the_watcher_reads_exit_codes_without_reaping_the_lectures_children():
+    """The watcher thread runs beside the lecture's own join(): had it reaped a child, that
+    join's waitpid would find none and the lecture would see exitcode None."""
+    context = multiprocessing.get_context("fork")
+    exits, sleeps = context.Process(target=_exit_with_three), context.Process(target=_sleep_long)
+    sleeps.start()
+    exits.start()  # second: start() reaps the ended children it knows of (multiprocessing's _cleanup)
+    assert not _has_ended(sleeps) and _peek_exit_code(sleeps) is None
+    os.kill(sleeps.pid, signal.SIGTERM)
+    for process in (exits, sleeps):
+        while not _has_ended(process):
+            time.sleep(0.01)
+    assert (_peek_exit_code(exits), _peek_exit_code(sleeps)) == (3, -signal.SIGTERM)
+    assert _peek_exit_code(exits) == 3  # looking twice finds the same: nothing was taken away
+    for process in (exits, sleeps):
+        assert os.waitpid(process.pid, os.WNOHANG)[0] == process.pid  # still there for its owner to reap
 
 
 def test_merge_renumbers_the_parent_and_hangs_ranks_under_their_origin():

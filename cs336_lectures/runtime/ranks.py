@@ -122,13 +122,17 @@ class RankCollector:
             group = self._group(new=rank == 0)
             process._args = (_RankEntry(function, self.settings, group, rank), *args[1:])
         else:
-            group = self._group(new=not any(s.process.is_alive() for s in self._members(self._last_group())))
+            group = self._group(new=all(_has_ended(s.process) for s in self._members(self._last_group())))
             rank = len(self._members(group))
             process._target = _RankEntry(function, self.settings, group, rank)
         self.started.append(_Started(process, group, rank, self.tracer._current_step(), spawned))
         if not spawned and self._watcher is None:
             self._watcher = threading.Thread(target=self._watch, name="cs336-ranks-watcher", daemon=True)
             self._watcher.start()
+
+    def forget(self, process: multiprocessing.process.BaseProcess) -> None:
+        """Undo `adopt` for a process whose `start()` failed."""
+        self.started = [started for started in self.started if started.process is not process]
 
     def _is_lecture_code(self, function: Any) -> bool:
         code = getattr(function, "__code__", None)
@@ -144,22 +148,34 @@ class RankCollector:
         return [started for started in self.started if started.group == group]
 
     def _watch(self) -> None:
-        """End the other ranks of a group as soon as one of its plain processes fails."""
+        """End the other ranks of a group as soon as one of its plain processes fails.
+
+        This thread only looks: it must not reap a child (`is_alive()` and `exitcode` call
+        `waitpid`), or the lecture's own `join()`, blocked in `waitpid` on another thread, finds
+        no child and leaves `exitcode` at None."""
         ended: set[int] = set()
         while not self._stop.is_set():
-            running = [s.process.sentinel for s in self.started if not s.torch_spawn and s.process.is_alive()]
-            if running:
-                multiprocessing.connection.wait(running, timeout=WATCH_INTERVAL_S)
-            else:
+            try:
+                self._end_failed_groups(ended)
+            except (ValueError, OSError):  # the lecture closed a process while it was looked at
                 self._stop.wait(WATCH_INTERVAL_S)
-            for started in list(self.started):
-                code = started.process.exitcode
-                if started.torch_spawn or started.group in ended or code in (None, 0):
-                    continue
-                ended.add(started.group)
-                for sibling in self._members(started.group):
-                    if sibling.process.is_alive():
-                        sibling.process.terminate()
+
+    def _end_failed_groups(self, ended: set[int]) -> None:
+        watched = [s for s in self.started if not s.torch_spawn and s.group not in ended]
+        running = [s.process.sentinel for s in watched if _has_started(s.process) and not _has_ended(s.process)]
+        if running:
+            multiprocessing.connection.wait(running, timeout=WATCH_INTERVAL_S)
+        else:
+            self._stop.wait(WATCH_INTERVAL_S)
+        for started in watched:
+            if started.group in ended or not _has_ended(started.process):
+                continue
+            if _peek_exit_code(started.process) in (None, 0):
+                continue
+            ended.add(started.group)
+            for sibling in self._members(started.group):
+                if _has_started(sibling.process) and not _has_ended(sibling.process):
+                    sibling.process.terminate()
 
     def finish(self) -> None:
         """After the lecture: stop watching; give ranks still running a moment, then end them;
@@ -168,13 +184,15 @@ class RankCollector:
         if self._watcher is not None:
             self._watcher.join()
         deadline = time.monotonic() + END_GRACE_S  # one grace period for all of them, not one each
-        for started in self.started:
-            started.process.join(max(0.0, deadline - time.monotonic()))
-        for started in self.started:
-            if started.process.is_alive():
-                started.process.terminate()
-        for started in self.started:
-            started.process.join()
+        # A process the lecture closed was joined and has ended; it answers nothing now.
+        unclosed = [started.process for started in self.started if not _is_closed(started.process)]
+        for process in unclosed:
+            process.join(max(0.0, deadline - time.monotonic()))
+        for process in unclosed:
+            if process.is_alive():
+                process.terminate()
+        for process in unclosed:
+            process.join()
         self.parts = [(started.origin, started.group, started.rank, self._read(started)) for started in self.started]
         self.parts.sort(key=lambda part: part[:3])
 
@@ -188,9 +206,39 @@ class RankCollector:
         try:
             return json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            code = started.process.exitcode
-            return {"status": "lost", "message": f"rank {started.rank} left no steps (its process ended "
-                                                  f"with exit code {code} before it could write them)"}
+            ending = ("the lecture closed its process first" if _is_closed(started.process)
+                      else f"its process ended with exit code {started.process.exitcode} before it could write them")
+            return {"status": "lost", "message": f"rank {started.rank} left no steps ({ending})"}
+
+
+def _is_closed(process: multiprocessing.process.BaseProcess) -> bool:
+    """Whether the lecture called `process.close()` (after which the object answers nothing)."""
+    return getattr(process, "_closed", False)
+
+
+def _has_started(process: multiprocessing.process.BaseProcess) -> bool:
+    """False while `start()` is still under way (a rank is adopted as its start begins)."""
+    return process._popen is not None
+
+
+def _has_ended(process: multiprocessing.process.BaseProcess) -> bool:
+    """Whether a started process has ended, read from its sentinel (reaps nothing)."""
+    return _has_started(process) and bool(multiprocessing.connection.wait([process.sentinel], timeout=0))
+
+
+def _peek_exit_code(process: multiprocessing.process.BaseProcess) -> int | None:
+    """An ended process's exit code, in `Process.exitcode`'s convention (-N for signal N),
+    read without reaping it; None while it is not known yet."""
+    known = getattr(process._popen, "returncode", None)
+    if known is not None or not hasattr(os, "waitid"):  # Windows: reading the code reaps nothing
+        return known if known is not None else process.exitcode
+    try:
+        status = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:  # its owner reaped it meanwhile: the code is (about to be) stored
+        return getattr(process._popen, "returncode", None)
+    if status is None:
+        return None
+    return status.si_status if status.si_code == os.CLD_EXITED else -status.si_status
 
 
 @contextmanager
@@ -205,8 +253,15 @@ def follow_ranks(tracer: Tracer, *, assets_dir: Path, files_dir: Path, inspect_a
 
     @functools.wraps(original_start)
     def start(process: multiprocessing.process.BaseProcess) -> None:
+        entry = process._target, process._args
         collector.adopt(process)
-        original_start(process)
+        try:
+            original_start(process)
+        except BaseException:
+            if not _has_started(process):  # it never ran: no rank, and as it was for a second start()
+                collector.forget(process)
+                process._target, process._args = entry
+            raise
 
     base.start = start
     try:
