@@ -228,6 +228,21 @@ def test_an_edit_in_a_helper_reruns_from_the_first_section_that_called_it(kernel
     assert_same_as_fresh(kernel, lecture_dir / "fresh")
 
 
+def test_a_resumed_run_reports_the_project_modules_it_imported_itself(kernel, lecture_dir):
+    """The server watches the modules a run imported; a resumed run names those it imported (the
+    run it resumed named the others), so an edit that imports a new module gets it watched."""
+    (lecture_dir / "early.py").write_text("VALUE = 1\n")
+    (lecture_dir / "late.py").write_text("VALUE = 2\n")
+    source = "import early\n" + SIMPLE
+    first = run(kernel, source)
+    assert first["modules"] == [str(lecture_dir / "early.py")]
+    plain = run(kernel, source.replace('"middle"', '"MIDDLE"'))
+    assert plain["mode"] == "incremental" and plain["modules"] == []
+    importing = run(kernel, source.replace('    print("middle", b)', '    import late\n    print("middle", b + late.VALUE)'))
+    assert importing["mode"] == "incremental" and str(lecture_dir / "late.py") in importing["modules"], importing
+    assert_same_as_fresh(kernel, lecture_dir / "fresh")
+
+
 def test_a_new_helper_and_a_directive_change_apply_in_place(kernel, lecture_dir):
     run(kernel, SIMPLE)
     source = SIMPLE.replace("    c = random.random() + BASE  # @inspect c\n",

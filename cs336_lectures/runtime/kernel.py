@@ -27,6 +27,7 @@ import argparse
 import ast
 import ctypes
 import functools
+import gc
 import operator
 import importlib
 import json
@@ -171,6 +172,7 @@ class Runner:
         self.python_threads: set[threading.Thread] = set()
         self.random_state: tuple = ()
         self.starts: list[int] = []  # lines where the top-level statements of `source` begin
+        self.modules_at_resume: frozenset[str] | None = None  # sys.modules' names when this run resumed
         self.future_flags = 0
 
     # tracer.TraceHooks
@@ -274,6 +276,8 @@ class Runner:
         if not self.checkpoints:  # checkpoints inherit these: a resumed run redoes only what changed
             self.directives(self.source)
             self.highlight(self.source)
+        for file in tracer.files:  # the modules linked to so far, which a resumed run would highlight again
+            tracer.highlighted(file.source)
         for stream in (sys.__stdout__, sys.__stderr__):
             stream.flush()
         steps = len(tracer.steps)
@@ -320,6 +324,7 @@ class Runner:
         self.channel = _connect(self.socket_path)
         send(self.channel, {"role": "run", "id": self.run_id, "pid": os.getpid()})
         self.checkpoints = []
+        self.modules_at_resume = frozenset(sys.modules)
         self.apply(order["source"], order["changed"], order["starts"])
         tracer = self.tracer
         tracer.started += time.perf_counter() - paused  # the run's time, not the wait
@@ -393,10 +398,16 @@ class Runner:
 
     def report(self, message: dict) -> None:
         channel = self.channel or _connect(self.socket_path)
+        # A resumed run reports only the modules it imported itself: the run it resumed reported
+        # the others, and looking at every module would copy their pages out of the checkpoint (~50 ms).
+        if self.modules_at_resume is None:
+            modules = _local_modules(self.lecture)
+        else:
+            modules = _local_modules(self.lecture, [name for name in list(sys.modules) if name not in self.modules_at_resume])
         send(channel, {"role": "done", "id": self.run_id, "first_step": self.first_step,
                        "checkpoints": self.checkpoints, "unsafe": self.unsafe, "source": self.source,
                        "sections": len(self.sections),
-                       "modules": _local_modules(self.lecture), **message})
+                       "modules": modules, **message})
 
 
 _FUTURE_FLAGS = functools.reduce(operator.or_, (feature.compiler_flag for feature in (
@@ -425,14 +436,16 @@ def _future_flags(module: types.ModuleType) -> int:
     return flags & _FUTURE_FLAGS
 
 
-def _local_modules(lecture: Path) -> list[str]:
+def _local_modules(lecture: Path, names: list[str] | None = None) -> list[str]:
     """Source files of modules the run imported from the project (the working directory or the
-    lecture's folder), not from an installed environment nor the runtime itself."""
+    lecture's folder), not from an installed environment nor the runtime itself; of the modules
+    `names` only, when given."""
     roots = tuple({os.path.join(os.getcwd(), ""), os.path.join(os.path.dirname(os.path.abspath(lecture)), "")})
     runtime = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
     skip = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep, os.sep + ".venv" + os.sep)
     files = set()
-    for module in list(sys.modules.values()):
+    modules = list(sys.modules.values()) if names is None else [sys.modules.get(name) for name in names]
+    for module in modules:
         origin = getattr(module, "__file__", None)
         if (isinstance(origin, str) and origin.endswith(".py") and os.path.isabs(origin) and origin.startswith(roots)
                 and not origin.startswith(runtime) and not any(part in origin for part in skip)):
@@ -828,6 +841,9 @@ def main(argv: list[str] | None = None) -> int:
         pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server stops us; Ctrl-C reaches the whole terminal group
     _prewarm()
+    # What was imported lives as long as the kernel: the cyclic collector of the kernel and of
+    # every fork stops walking it (a full collection over torch took ~100 ms mid-edit).
+    gc.freeze()
     global _FORK_SAFE_OPENMP
     _FORK_SAFE_OPENMP = _openmp_is_fork_safe()
     control = socket.socket(fileno=args.fd)

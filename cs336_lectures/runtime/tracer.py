@@ -586,19 +586,24 @@ class Tracer:
                      for entry in list(self.solutions)]
         return self._trace_dict(header, steps, calls, functions, files, solutions)
 
+    def highlighted(self, source: str) -> list[str]:
+        """A file's source as highlighted HTML lines, computed once per text (the warm kernel asks
+        before it forks a checkpoint, so that resumed runs inherit them)."""
+        if source not in self._html:
+            from cs336_lectures.runtime.rendering import highlight_lines
+
+            highlight = self.highlight or highlight_lines  # the kernel's reuses the unchanged parts of an edited file
+            self._html[source] = highlight(source)
+        return self._html[source]
+
     def _trace_dict(self, header: dict, steps: list, calls: list, functions: list, files: list[_File],
                     solutions: list[dict]) -> dict:
-        from cs336_lectures.runtime.rendering import highlight_lines
-
-        highlight = self.highlight or highlight_lines  # the kernel's reuses the unchanged parts of an edited file
         listed = []
         for file in files:
-            if file.source not in self._html:
-                self._html[file.source] = highlight(file.source)
             listed.append({
                 "path": file.path,
                 "source": file.source,
-                "html": self._html[file.source],
+                "html": self.highlighted(file.source),
                 "hidden": sorted(line for line, directive in file.directives.items() if directive.hide),
             })
         header = {**header, "num_steps": len(steps)}
