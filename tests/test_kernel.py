@@ -228,6 +228,30 @@ def test_an_edit_in_a_helper_reruns_from_the_first_section_that_called_it(kernel
     assert_same_as_fresh(kernel, lecture_dir / "fresh")
 
 
+def test_a_resumed_run_shows_the_trace_so_far_before_the_sections_after_the_edit(kernel, lecture_dir):
+    """The early view: once the edited section has run, the trace up to the next section's line of
+    main(), which is the start of the whole trace that follows."""
+    run(kernel, SIMPLE)
+    Path("lec.py").write_text(SIMPLE.replace('"middle"', '"MIDDLE"'))
+    early = []
+    reply = kernel.run(**LIMITS, on_early=lambda message: early.append(
+        (message, json.loads((kernel.out / "lec.early.json").read_text()))))
+    assert reply["mode"] == "incremental" and reply["section"] == "middle"
+    (message, partial), = early
+    whole = json.loads((kernel.out / "lec.json").read_text())
+    assert message["state"] == "early" and message["section"] == "middle" and message["steps"] == len(partial["steps"])
+    assert partial["steps"] == whole["steps"][:len(partial["steps"])]
+    last_line = SIMPLE.splitlines().index("    last()") + 1
+    assert partial["steps"][-1][1] == last_line  # main() about to call the section after the edit
+    assert "MIDDLE" in json.dumps(partial["steps"]) and len(whole["steps"]) > len(partial["steps"])
+    assert 0 < message["until"] <= len(whole["steps"])  # where, in the old trace, the sections still running began
+    Path("lec.py").write_text(SIMPLE.replace('"middle"', '"MIDDLE"').replace("+ BASE", "+ BASE + 1"))
+    edited_last = kernel.run(**LIMITS, on_early=early.append)
+    assert edited_last["mode"] == "incremental" and edited_last["section"] == "last"
+    assert len(early) == 1  # the last section has nothing after it to wait for
+    assert_same_as_fresh(kernel, lecture_dir / "fresh")
+
+
 def test_a_resumed_run_reports_the_project_modules_it_imported_itself(kernel, lecture_dir):
     """The server watches the modules a run imported; a resumed run names those it imported (the
     run it resumed named the others), so an edit that imports a new module gets it watched."""

@@ -39,7 +39,7 @@ URL = re.compile(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)")
 class LiveServer:
     """`cs336-lectures serve` over a temporary copy of a lecture, on a free port."""
 
-    def __init__(self, folder: Path, source: str = LECTURE):
+    def __init__(self, folder: Path, source: str = LECTURE, fails: bool = False):
         self.folder = folder
         self.lecture = folder / "live_lecture.py"
         self.trace = folder / "traces" / "live_lecture.json"
@@ -53,7 +53,7 @@ class LiveServer:
         threading.Thread(target=self._read, daemon=True).start()
         match = self._wait_for_line(URL)
         self.url, self.port, self.token = match.group(0), int(match.group(1)), match.group(2)
-        if source == LECTURE:
+        if not fails:
             self._wait(self.trace.exists, "the first trace")
         else:  # a lecture that cannot be traced: its first run fails
             self._wait_for_line(re.compile(r"live_lecture: failed"), limit=180)
@@ -370,7 +370,7 @@ def test_edit_is_offered_only_while_a_lecture_is_on_screen(page, live):
 def test_a_lecture_whose_first_run_fails_can_be_fixed_in_the_browser(page, tmp_path):
     """No trace yet, so no lecture to show: the banner's edit action still opens the editor, in sight."""
     broken = LECTURE.replace('text("# A live lecture")', 'text("# A live lecture"')
-    server = LiveServer(tmp_path, broken)
+    server = LiveServer(tmp_path, broken, fails=True)
     try:
         page.goto(server.url)
         banner = page.locator(".retrace-failure")
@@ -385,5 +385,57 @@ def test_a_lecture_whose_first_run_fails_can_be_fixed_in_the_browser(page, tmp_p
         page.locator(".cs336-live-editor").wait_for(state="hidden")
         assert server.lecture.read_text() == LECTURE
         assert page.locator(".cs336-live-edit").is_visible()
+    finally:
+        server.close()
+
+
+SECTIONED = '''import time
+
+from cs336_lectures import text
+
+
+def main():
+    first()
+    slow()
+
+
+def first():
+    text("Version one of the first section")
+    value = 1  # @inspect value
+
+
+def slow():
+    time.sleep(4)
+    text("The slow section ran")
+'''
+
+
+def test_an_edited_section_shows_before_the_slow_sections_after_it_have_run_again(page, tmp_path):
+    """The early view: the reader inside the edited section sees it re-run while the sections after
+    it still run; the whole trace then replaces it, the reader still in place."""
+    server = LiveServer(tmp_path, SECTIONED)
+    try:
+        page.goto(f"{server.url}&trace=live_lecture")
+        page.wait_for_selector(".code .line.current", state="attached")
+        value_line = SECTIONED.splitlines().index("    value = 1  # @inspect value") + 1
+        for _ in range(30):
+            if current_line(page) == value_line:
+                break
+            page.keyboard.press("l")
+        assert current_line(page) == value_line
+        whole_before = server.trace.read_text()
+
+        server.lecture.write_text(SECTIONED.replace("Version one", "Version two"))
+        page.get_by_text("Version two of the first section", exact=True).wait_for(timeout=120_000)
+        assert page.evaluate("window.cs336Viewer.showsEarly()")
+        assert server.trace.read_text() == whole_before  # the slow section is still running
+        assert current_line(page) == value_line
+        page.locator("#message").filter(has_text="re-ran `first`").wait_for()
+        assert "running the 1 section after it" in page.locator("#message").inner_text()
+
+        page.wait_for_function("() => !window.cs336Viewer.showsEarly()", timeout=120_000)
+        assert "Version two" in server.trace.read_text()
+        assert current_line(page) == value_line
+        assert not (server.folder / "traces" / "early" / "live_lecture.json").exists()
     finally:
         server.close()

@@ -49,6 +49,7 @@ from typing import Any, Callable
 from cs336_lectures.runtime import edits
 from cs336_lectures.runtime.directives import parse_directives
 from cs336_lectures.runtime.rendering import highlight_lines
+from cs336_lectures.runtime.trace_format import write_trace
 from cs336_lectures.runtime.tracer import LectureError, Tracer, trace_lecture
 
 # Imported once by the kernel, so that no run pays for them. Only libraries and the runtime:
@@ -155,8 +156,9 @@ class Runner:
     the edit. The object lives on in every fork: a resumed run sees what its checkpoint saw.
     """
 
-    def __init__(self, lecture: Path, socket_path: str, run_id: int, source: str):
+    def __init__(self, lecture: Path, out: Path, socket_path: str, run_id: int, source: str):
         self.lecture = lecture
+        self.out = out
         self.real = os.path.realpath(lecture)
         self.socket_path = socket_path
         self.run_id = run_id
@@ -173,6 +175,8 @@ class Runner:
         self.random_state: tuple = ()
         self.starts: list[int] = []  # lines where the top-level statements of `source` begin
         self.modules_at_resume: frozenset[str] | None = None  # sys.modules' names when this run resumed
+        self.header: dict = {}
+        self.early = False  # a resumed run: write the trace so far at the next section, for the viewer
         self.future_flags = 0
 
     # tracer.TraceHooks
@@ -189,8 +193,8 @@ class Runner:
 
         return traced_load
 
-    def starting(self, tracer: Tracer, module: types.ModuleType, entry: str) -> None:
-        self.tracer, self.module = tracer, module
+    def starting(self, tracer: Tracer, module: types.ModuleType, entry: str, header: dict) -> None:
+        self.tracer, self.module, self.header = tracer, module, header
         if tracer.files[0].source != self.source:  # the file changed since the kernel read it
             self.source, self.starts = tracer.files[0].source, []
         tracer.on_new_code = self._touch
@@ -267,6 +271,9 @@ class Runner:
         tracer = self.tracer
         line = tracer.steps[-1][1]
         index, name = self.sections[line]
+        if self.early:
+            self.early = False
+            self._write_early()
         if self.unsafe is None:
             self.unsafe = self._fork_refusal()
             if self.unsafe is not None:
@@ -316,6 +323,18 @@ class Runner:
         except BaseException:  # noqa: BLE001 - a checkpoint never unwinds into the lecture
             os._exit(1)
 
+    def _write_early(self) -> None:
+        """In a resumed run, once the edited section has run: the trace so far, which the viewer shows
+        while the sections after it run again (the whole trace replaces it when they are done)."""
+        tracer = self.tracer
+        header = {**self.header, "elapsed_s": round(time.perf_counter() - tracer.started, 3)}
+        try:
+            write_trace(tracer.snapshot(header), self.out / f"{self.lecture.stem}{EARLY_SUFFIX}")
+        except (OSError, ValueError):  # the whole trace still comes; only the early view is lost
+            return
+        send(self.channel, {"role": "early", "id": self.run_id, "steps": len(tracer.steps),
+                            "elapsed_s": header["elapsed_s"]})
+
     def _resume(self, order: dict, paused: float) -> None:
         """In the child of a checkpoint: swap in the edited code and go on with main()."""
         random.setstate(self.random_state)
@@ -325,6 +344,7 @@ class Runner:
         send(self.channel, {"role": "run", "id": self.run_id, "pid": os.getpid()})
         self.checkpoints = []
         self.modules_at_resume = frozenset(sys.modules)
+        self.early = bool(order.get("early"))
         self.apply(order["source"], order["changed"], order["starts"])
         tracer = self.tracer
         tracer.started += time.perf_counter() - paused  # the run's time, not the wait
@@ -413,6 +433,7 @@ class Runner:
 _FUTURE_FLAGS = functools.reduce(operator.or_, (feature.compiler_flag for feature in (
     __future__.annotations, __future__.generator_stop, __future__.division)))
 _FORK_SAFE_OPENMP = False  # set by main() once torch is loaded
+EARLY_SUFFIX = ".early.json"  # in the kernel's out/: a resumed run's trace up to the section after the edit
 _DIRECTIVES: dict[tuple[int, str], dict] = {}  # (first line, text of a top-level statement) -> its directives
 _HIGHLIGHTED: dict[str, list[str]] = {}  # text of a top-level statement -> its highlighted lines
 
@@ -586,6 +607,12 @@ class Kernel:
                 run.pid = message["pid"]
             elif role == "done" and run is not None and message["id"] == run.id:
                 self.on_done(message)
+            elif role == "early" and run is not None and message["id"] == run.id and run.resumed is not None:
+                following = self._next_checkpoint(run.resumed)
+                self.reply({"id": run.id, "state": "early", "steps": message["steps"],
+                            "elapsed_s": message["elapsed_s"], "section": run.resumed.section,
+                            "sections": self.finished.sections, "reused": run.resumed.index,
+                            "until": following.steps if following is not None else 0})
 
     # running
 
@@ -654,12 +681,18 @@ class Kernel:
         try:
             send(checkpoint.connection, {"op": "resume", "id": order["id"], "source": source, "changed": changed,
                                          "starts": order["starts"], "max_steps": order.get("max_steps"),
-                                         "timeout": order.get("timeout")})
+                                         "timeout": order.get("timeout"),
+                                         "early": self._next_checkpoint(checkpoint) is not None})
             return True
         except (OSError, AttributeError):  # the checkpoint died: drop it and every later one
             self.retire([kept for kept in self.finished.checkpoints if kept.steps >= checkpoint.steps])
             self.finished.checkpoints = [kept for kept in self.finished.checkpoints if kept.steps < checkpoint.steps]
             return False
+
+    def _next_checkpoint(self, checkpoint: Checkpoint) -> Checkpoint | None:
+        """The last good run's checkpoint of the section after `checkpoint`'s, if it took one."""
+        later = [kept for kept in self.finished.checkpoints if kept.index == checkpoint.index + 1] if self.finished else []
+        return later[0] if later else None
 
     def on_done(self, message: dict) -> None:
         run, self.run = self.run, None
@@ -793,7 +826,7 @@ def _run_full(lecture: Path, out: Path, socket_path: str, order: dict, source: s
     try:
         os.setpgid(0, 0)
         signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a fresh Python process
-        runner = Runner(lecture, socket_path, order["id"], source)
+        runner = Runner(lecture, out, socket_path, order["id"], source)
         runner.starts = order["starts"]
         runner.channel = _connect(socket_path)
         send(runner.channel, {"role": "run", "id": order["id"], "pid": os.getpid()})

@@ -123,8 +123,13 @@ class KernelProcess:
             self.close()
             raise KernelUnavailable(f"the kernel did not start: {self.output_tail() or 'no output'}")
 
-    def run(self, *, max_steps: int | None, timeout: float | None, full: str | None = None) -> dict | None:
-        """Run the lecture (incrementally unless `full` says why not); the kernel's reply."""
+    def run(self, *, max_steps: int | None, timeout: float | None, full: str | None = None,
+            on_early: Callable[[dict], None] | None = None) -> dict | None:
+        """Run the lecture (incrementally unless `full` says why not); the kernel's reply.
+
+        A resumed run first writes the trace up to the section after the edit (out/NAME.early.json);
+        `on_early` hears of it (state "early", with `steps`, `until`: the old trace's step where the
+        sections still running begin) while the run goes on."""
         if self.process is None:
             self.start()
         self.cancelled.clear()
@@ -140,7 +145,10 @@ class KernelProcess:
                 self.close()
                 raise KernelUnavailable(f"the kernel stopped: {self.output_tail() or 'no output'}") from None
             if reply is not None and reply.get("id") == run_id:
-                return reply
+                if reply.get("state") != "early":
+                    return reply
+                if on_early is not None:
+                    on_early(reply)
 
     def cancel(self) -> None:
         """End the run in progress (its processes are killed); `run` returns None."""

@@ -48,6 +48,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from cs336_lectures.runtime.atomic import write_bytes_atomically
 from cs336_lectures.runtime.catalog import LANGUAGES, catalog_path
 from cs336_lectures.runtime.editing import SourceError, read_source, save_source
+from cs336_lectures.runtime.kernel import EARLY_SUFFIX
 from cs336_lectures.runtime.kernel_client import KernelProcess, KernelUnavailable, OutputTail, forking_supported
 from cs336_lectures.runtime.site import (CONTENT_SECURITY_POLICY, DEFAULT_TRACES, FAILED_SUFFIX, INDEX_NAME, VIEWER_DIR,
                                          build_index)
@@ -68,6 +69,9 @@ MAX_NAME_BYTES = 255
 # Seconds one read or write on a connection may wait: a client that stops sending in the
 # middle of its headers or body, or stops reading an event stream, frees its thread after this.
 CONNECTION_TIMEOUT_SECONDS = 60.0
+# Under the traces folder: a resumed run's trace up to the section after the edit, while the
+# sections after it still run (not listed in the index; removed when the run ends).
+EARLY_DIR = "early"
 ERROR_TAIL_LINES = 30
 # The tracer enforces --timeout itself; this only catches a tracer that hangs regardless.
 TRACER_GRACE_SECONDS = 60.0
@@ -332,7 +336,12 @@ class Retracer:
 
     def _retrace_in_kernel(self, lecture: Lecture, full: str | None) -> dict | None:
         kernel = self._kernel(lecture)
-        reply = kernel.run(max_steps=self.max_steps, timeout=self.timeout, full=full)
+        early = self.traces_dir / EARLY_DIR / f"{lecture.name}.json"
+        try:
+            reply = kernel.run(max_steps=self.max_steps, timeout=self.timeout, full=full,
+                               on_early=lambda message: self._show_early(lecture, kernel, message))
+        finally:
+            early.unlink(missing_ok=True)
         if reply is None:
             return None
         self.on_modules(lecture, reply.get("modules") or [])
@@ -348,6 +357,21 @@ class Retracer:
             (self.traces_dir / f"{lecture.name}{FAILED_SUFFIX}").unlink(missing_ok=True)
             return {"state": "ok", "message": run_summary(reply), "mode": reply["mode"]}
         return self._install_failure(lecture, kernel.out, produced, _failure_message(trace, kernel.output_tail(), 2))
+
+    def _show_early(self, lecture: Lecture, kernel: KernelProcess, message: dict) -> None:
+        """The edited section has run again and the sections after it are running: let viewers
+        show the trace so far (the whole trace follows)."""
+        produced = kernel.out / f"{lecture.name}{EARLY_SUFFIX}"
+        if not produced.is_file():
+            return
+        self._install_assets(kernel.out)
+        (self.traces_dir / EARLY_DIR).mkdir(exist_ok=True)
+        _move(produced, self.traces_dir / EARLY_DIR / f"{lecture.name}.json")
+        with lecture.lock:
+            generation = lecture.generation
+        self.hub.publish({"trace": lecture.name, "state": "early", "generation": generation,
+                          "file": f"{EARLY_DIR}/{lecture.name}.json", "until": message.get("until", 0),
+                          "message": early_summary(message)})
 
     def _cancel(self, lecture: Lecture) -> None:
         """Stop the run in progress for `lecture` (called with lecture.lock held)."""
@@ -463,6 +487,14 @@ def run_summary(reply: dict) -> str:
         return (f"re-ran `{reply['section']}`{rest} ({elapsed}); "
                 f"{reused} section{'s' if reused != 1 else ''} reused")
     return f"re-ran the whole lecture ({elapsed}): {reply.get('reason') or 'no checkpoint to resume from'}"
+
+
+def early_summary(message: dict) -> str:
+    """What the viewer says while the sections after an edit run: "re-ran `bpe` (0.12 s); running
+    the 3 sections after it…"."""
+    after = (message.get("sections") or 0) - message.get("reused", 0) - 1
+    rest = f"running the {after} section{'s' if after != 1 else ''} after it…" if after > 0 else "finishing…"
+    return f"re-ran `{message.get('section')}` ({message.get('elapsed_s', 0):.2f} s); {rest}"
 
 
 def _move(source: Path, target: Path) -> None:

@@ -794,7 +794,7 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
             if supervision is not None:
                 supervision.watch(tracer, header)
             if hooks is not None:
-                hooks.starting(tracer, module, entry)
+                hooks.starting(tracer, module, entry, header)
             with follow_ranks(tracer, assets_dir=assets.folder, files_dir=assets.cache_dir,
                               inspect_all=inspect_all, max_steps=max_steps, seed=seed) as ranks:
                 failure = tracer.run(run)
@@ -834,8 +834,8 @@ class TraceHooks(Protocol):
     def importing(self, load: Callable[[], None]) -> Callable[[], None]:
         """The untraced import of the lecture, wrapped."""
 
-    def starting(self, tracer: Tracer, module: types.ModuleType, entry: str) -> None:
-        """Called once the tracer is ready, just before the traced run."""
+    def starting(self, tracer: Tracer, module: types.ModuleType, entry: str, header: dict) -> None:
+        """Called once the tracer is ready, just before the traced run (`header`: the trace's, so far)."""
 
 
 def trace_title(path: Path, section: str | None = None) -> str:

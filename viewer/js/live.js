@@ -6,7 +6,8 @@
    - keeps the start-up token (from ?token=..., once) in sessionStorage and out of the address bar;
    - listens to api/events: a fresh trace of the lecture on screen reloads it at the same line
      and says for a few seconds what ran ("re-ran `bpe` (0.21 s); 27 sections reused", or why
-     the whole lecture ran),
+     the whole lecture ran); while the sections after an edited one run again, a reader inside
+     what already re-ran is shown the trace so far (the server's early view),
      a failed re-trace is shown as a message while the last good trace stays;
    - adds an Edit button (key `e`, offered only with the token): an editor pane under the
      code (editor.js), or under the failure message when the lecture has no trace to show yet,
@@ -22,6 +23,7 @@ import { RetraceFailure, lectureOf } from './retrace_failure.js';
 const TOKEN_KEY = 'cs336-lectures-token';
 const SERVER_HEADER = 'X-CS336-Server'; // on every response of cs336-lectures serve
 const RUN_NOTE_MS = 5000;
+const EARLY_FILE = /^early\/[\w.-]+\.json$/; // where the server puts a run's early view, under traces/
 const viewer = window.cs336Viewer;
 
 /** The token from the URL (then removed from it), or the one kept earlier in this tab. */
@@ -298,6 +300,16 @@ class Live {
       if (this.editor.isOpen && this.editor.trace === event.trace) this.editor.setStatus(t('Re-tracing…'));
       return;
     }
+    if (event.state === 'early') {
+      // The edited section ran again; the sections after it are still running. A reader inside
+      // what already re-ran sees it now; one further on waits for the whole trace.
+      if (this.editor.isOpen && this.editor.trace === event.trace) this.editor.setStatus(String(event.message || ''));
+      if (mine && current === event.trace && !event.replay && EARLY_FILE.test(String(event.file))
+          && viewer.stepNow() < event.until) {
+        viewer.reload(event.file).then(() => viewer.showMessage(String(event.message || ''), 'info'));
+      }
+      return;
+    }
     const known = this.generations.get(event.trace);
     this.generations.set(event.trace, event.generation);
     // A replayed event is the state from before this page connected: the trace on screen
@@ -317,7 +329,7 @@ class Live {
     viewer.showMessage('');
     // The trace on screen changed on disk: the good trace, or the failed run being read.
     const installed = event.state === 'ok' || event.installed;
-    const changed = news && (current === event.trace ? installed : current === event.failed_trace);
+    const changed = news && (current === event.trace ? installed || viewer.showsEarly() : current === event.failed_trace);
     const reloaded = changed ? viewer.reload() : Promise.resolve();
     if (event.state === 'ok' && news && event.message) reloaded.then(() => showBriefly(event.message));
   }

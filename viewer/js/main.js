@@ -193,6 +193,7 @@ class Viewer {
 
   async open(name, step) {
     const token = ++this.loading;
+    this.early = false;
     this.name = name;
     this.showMessage(t('Loading {name}…', { name }), 'info');
     this.loadingMessage = $('message').textContent;
@@ -250,11 +251,14 @@ class Viewer {
     $('title').textContent = title;
   }
 
-  /** Re-fetch the current trace, keeping the reader at the same file and line. */
-  async reload() {
+  /** Re-fetch the current trace, keeping the reader at the same file and line. `file` (under
+      traces/) loads another version of it instead: the server's early view of a run, whose
+      edited section has run while the sections after it still run. */
+  async reload(file = null) {
     if (!this.name || this.mode === 'index') return;
     const name = this.name;
     if (!this.trace) {
+      if (file) return;
       const params = new URLSearchParams(location.search);
       await this.open(name, params.has('step') ? Number(params.get('step')) : null);
       return;
@@ -263,12 +267,14 @@ class Viewer {
     const token = ++this.loading;
     let trace;
     try {
-      trace = await this.fetchTrace(name);
+      trace = file ? await loadTrace(`traces/${file}`) : await this.fetchTrace(name);
     } catch (error) {
-      if (token === this.loading) this.showMessage(error.message, 'error');
+      // An early view gone by the time it was asked for: the run ended, and its trace comes next.
+      if (token === this.loading && !file) this.showMessage(error.message, 'error');
       return;
     }
     if (token !== this.loading) return;
+    this.early = Boolean(file);
     const same = this.step >= 0 ? this.sameLine(old, trace) : -1;
     this.install(name, trace, same >= 0 ? same : this.step, same >= 0 ? this.codePane.scrollTop : null);
   }
@@ -535,7 +541,9 @@ window.cs336Viewer = {
   currentTrace: () => (viewer.mode === 'index' ? null : viewer.name),
   mode: () => viewer.mode,
   failurePane: $('failure'),
-  reload: () => viewer.reload(),
+  reload: (file) => viewer.reload(file),
+  stepNow: () => (viewer.trace ? viewer.step : -1),
+  showsEarly: () => Boolean(viewer.early),
   go: (name, step) => viewer.go(name, step),
   showMessage: (text, kind) => viewer.showMessage(text, kind),
   toolbar: viewer.toolbar,
