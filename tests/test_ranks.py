@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from cs336_lectures import load_trace
+from cs336_lectures.runtime.trace_format import Trace
 from cs336_lectures.runtime.ranks import _has_ended, _peek_exit_code, merge_parts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,6 +26,17 @@ def trace(lecture: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run([sys.executable, "-m", "cs336_lectures", "trace", str(lecture), "-o", str(out), "--quiet", *extra],
                           cwd=lecture.parent, capture_output=True, text=True, timeout=300, env=env)
+
+
+def traced(tmp_path: Path, name: str, source: str, validate_trace, returncode: int = 0) -> tuple[subprocess.CompletedProcess, Trace]:
+    """Trace `source` saved as NAME.py: the finished process and its trace, checked against the schema."""
+    lecture = tmp_path / f"{name}.py"
+    lecture.write_text(source)
+    done = trace(lecture, tmp_path / "out")
+    assert done.returncode == returncode, done.stderr
+    path = tmp_path / "out" / f"{name}.json"
+    validate_trace(path)
+    return done, load_trace(path)
 
 
 @pytest.fixture(scope="module")
@@ -108,13 +120,7 @@ def worker(rank, world_size, rendezvous):
 
 
 def test_a_failing_rank_ends_all_ranks_and_keeps_their_steps(tmp_path, validate_trace):
-    lecture = tmp_path / "failing_spawn.py"
-    lecture.write_text(FAILING_SPAWN)
-    done = trace(lecture, tmp_path / "out")
-    assert done.returncode == 1, done.stderr
-    path = tmp_path / "out" / "failing_spawn.json"
-    validate_trace(path)
-    loaded = load_trace(path)
+    done, loaded = traced(tmp_path, "failing_spawn", FAILING_SPAWN, validate_trace, returncode=1)
     assert loaded.header["status"] == "error"
     assert loaded.header["message"] == "rank 1 failed: ValueError: rank 1 gives up (failing_spawn.py:18)"
     assert done.stderr.strip().splitlines()[-1].endswith(": rank 1 failed: ValueError: rank 1 gives up (failing_spawn.py:18)")
@@ -151,13 +157,7 @@ def work(rank):
 
 
 def test_plain_processes_are_ranks_and_a_failure_ends_the_others(tmp_path, validate_trace):
-    lecture = tmp_path / "failing_processes.py"
-    lecture.write_text(FAILING_PROCESSES)
-    done = trace(lecture, tmp_path / "out")
-    assert done.returncode == 0, done.stderr  # the lecture itself ran to its end
-    path = tmp_path / "out" / "failing_processes.json"
-    validate_trace(path)
-    loaded = load_trace(path)
+    _, loaded = traced(tmp_path, "failing_processes", FAILING_PROCESSES, validate_trace)  # the lecture itself ran to its end
     zero, one = loaded.ranks
     assert (zero.rank, zero.status) == (0, "error") and zero.steps[-1].error["message"] == "rank 0 fails"
     assert (one.rank, one.status) == (1, "aborted") and one.values_of("started") == [1]
@@ -188,13 +188,7 @@ def work(make):
 
 
 def test_a_closed_process_is_still_a_rank_and_one_that_never_started_is_none(tmp_path, validate_trace):
-    lecture = tmp_path / "closed.py"
-    lecture.write_text(CLOSED_AND_UNSTARTABLE)
-    done = trace(lecture, tmp_path / "out")
-    assert done.returncode == 0, done.stderr
-    path = tmp_path / "out" / "closed.json"
-    validate_trace(path)
-    loaded = load_trace(path)
+    _, loaded = traced(tmp_path, "closed", CLOSED_AND_UNSTARTABLE, validate_trace)
     assert loaded.header["status"] == "ok"
     (failure,) = loaded.values_of("failure")  # the lecture saw its own start() fail, as it would untraced
     assert failure in ("PicklingError", "AttributeError") and loaded.values_of("code") == [0]
@@ -302,13 +296,7 @@ def work(rank):
 
 
 def test_forked_processes_are_ranks_too_and_their_own_children_are_not_followed(tmp_path, validate_trace):
-    lecture = tmp_path / "forked.py"
-    lecture.write_text(FORKED)
-    done = trace(lecture, tmp_path / "out")
-    assert done.returncode == 0, done.stderr
-    path = tmp_path / "out" / "forked.json"
-    validate_trace(path)
-    ranks = load_trace(path).ranks
+    ranks = traced(tmp_path, "forked", FORKED, validate_trace)[1].ranks
     assert [(rank.rank, rank.status, rank.values_of("square")) for rank in ranks] == [(0, "ok", [0]), (1, "ok", [1])]
 
 
@@ -351,13 +339,7 @@ def work(rank, folder):
 def test_a_rank_ended_by_sigterm_inside_a_collective_keeps_its_steps(tmp_path, validate_trace):
     """Rank 0 waits in an all-reduce that rank 1 never joins (its main thread inside gloo's C++)
     when SIGTERM comes, as it does when the parent ends the ranks after a failure."""
-    lecture = tmp_path / "blocked.py"
-    lecture.write_text(BLOCKED)
-    done = trace(lecture, tmp_path / "out")
-    assert done.returncode == 0, done.stderr
-    path = tmp_path / "out" / "blocked.json"
-    validate_trace(path)
-    zero = load_trace(path).ranks[0]
+    zero = traced(tmp_path, "blocked", BLOCKED, validate_trace)[1].ranks[0]
     assert zero.status == "terminated" and zero.message.startswith("ended by SIGTERM")
     assert zero.values_of("waiting") == [True]
     assert zero.steps[-1].line == BLOCKED.splitlines().index("        dist.all_reduce(torch.ones(1))") + 1
