@@ -11,7 +11,7 @@ import pytest
 
 from cs336_lectures.runtime.navigation import TraceModel, statement_heads
 from test_viewer_model import Reference, line_click, shown_rendering
-from viewer_support import ROOT, StaticSite, demo_trace, multiline_trace, write_site
+from viewer_support import ROOT, TRACE_MOVES, StaticSite, demo_trace, multiline_trace, write_site
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from synthetic_trace import synthetic_trace  # noqa: E402
@@ -74,17 +74,6 @@ def test_snap_and_headings():
     assert model.heading_at(model.stops[-1]) == 2
 
 
-JS_MOVES = """async ({data, samples}) => {
-  const { Trace } = await import('./js/trace.js');
-  const trace = new Trace(data);
-  return samples.map((s) => ({
-    step: s, next: trace.next(s), previous: trace.previous(s),
-    over: trace.stepOver(s, 1), overBack: trace.stepOver(s, -1), out: trace.stepOut(s),
-    env: Object.fromEntries(Array.from(trace.environment(s), ([name, entry]) => [name, entry.step])),
-  }));
-}"""
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     root = write_site(tmp_path_factory.mktemp("site"), {})
@@ -98,5 +87,5 @@ def test_web_and_terminal_viewers_move_alike(page, site, name):
     trace = TRACES[name]
     model = TraceModel(trace)
     page.goto(site.url + "index.html")
-    from_js = page.evaluate(JS_MOVES, {"data": trace, "samples": model.stops})
+    from_js = page.evaluate(TRACE_MOVES, {"data": trace, "samples": model.stops})
     assert from_js == [python_moves(model, s) for s in model.stops]

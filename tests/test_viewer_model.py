@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from viewer_support import ROOT, StaticSite, demo_trace, multiline_trace, write_site
+from viewer_support import ROOT, TRACE_MOVES, StaticSite, demo_trace, multiline_trace, write_site
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from synthetic_trace import synthetic_trace  # noqa: E402
@@ -102,17 +102,6 @@ class Reference:
         return env
 
 
-MODEL = """async ({data, samples}) => {
-  const { Trace } = await import('./js/trace.js');
-  const trace = new Trace(data);
-  return samples.map((s) => ({
-    next: trace.next(s), previous: trace.previous(s),
-    over: trace.stepOver(s, 1), overBack: trace.stepOver(s, -1), out: trace.stepOut(s),
-    env: Object.fromEntries(Array.from(trace.environment(s), ([name, entry]) => [name, entry.step])),
-  }));
-}"""
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     root = write_site(tmp_path_factory.mktemp("site"), {})
@@ -126,10 +115,11 @@ def test_moves_and_environments_match_the_reference(page, site, trace):
     page.goto(site.url + "index.html")
     reference = Reference(trace)
     samples = [s for s in range(len(trace["steps"])) if reference.visible[s]]
-    results = page.evaluate(MODEL, {"data": trace, "samples": samples})
+    results = page.evaluate(TRACE_MOVES, {"data": trace, "samples": samples})
     visible = samples
     for position, (s, got) in enumerate(zip(samples, results)):
         expected = {
+            "step": s,
             "next": visible[position + 1] if position + 1 < len(visible) else -1,
             "previous": visible[position - 1] if position else -1,
             "over": reference.step_over(s, 1),

@@ -25,6 +25,17 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 VIEWER = ROOT / "viewer"
 KEYWORDS = re.compile(r"\b(def|return|for|in|import|from|yield|if|else|pass)\b")
+# For page.evaluate on any page of the site: what the viewer's Trace model (js/trace.js) does
+# from each sampled step: its moves, and the step where each name in scope got its value.
+TRACE_MOVES = """async ({data, samples}) => {
+  const { Trace } = await import('./js/trace.js');
+  const trace = new Trace(data);
+  return samples.map((s) => ({
+    step: s, next: trace.next(s), previous: trace.previous(s),
+    over: trace.stepOver(s, 1), overBack: trace.stepOver(s, -1), out: trace.stepOut(s),
+    env: Object.fromEntries(Array.from(trace.environment(s), ([name, entry]) => [name, entry.step])),
+  }));
+}"""
 
 
 def highlight(line: str) -> str:
