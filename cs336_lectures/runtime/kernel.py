@@ -330,7 +330,7 @@ class Runner:
         header = {**self.header, "elapsed_s": round(time.perf_counter() - tracer.started, 3)}
         try:
             write_trace(tracer.snapshot(header), self.out / f"{self.lecture.stem}{EARLY_SUFFIX}")
-        except (OSError, ValueError):  # the whole trace still comes; only the early view is lost
+        except Exception:  # noqa: BLE001 - never the lecture's failure: the whole trace still comes
             return
         send(self.channel, {"role": "early", "id": self.run_id, "steps": len(tracer.steps),
                             "elapsed_s": header["elapsed_s"]})

@@ -647,6 +647,8 @@ class LectureServer(ThreadingHTTPServer):
 
     def begin(self) -> None:
         """Trace the lectures whose trace is missing or older than the file, then watch them all."""
+        for lecture in self.lectures.values():  # early views a server that was killed left behind
+            (self.traces_dir / EARLY_DIR / f"{lecture.name}.json").unlink(missing_ok=True)
         for lecture in self.lectures.values():
             trace = self.traces_dir / f"{lecture.name}.json"
             try:

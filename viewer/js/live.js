@@ -306,7 +306,9 @@ class Live {
       if (this.editor.isOpen && this.editor.trace === event.trace) this.editor.setStatus(String(event.message || ''));
       if (mine && current === event.trace && !event.replay && EARLY_FILE.test(String(event.file))
           && viewer.stepNow() < event.until) {
-        viewer.reload(event.file).then(() => viewer.showMessage(String(event.message || ''), 'info'));
+        viewer.reload(event.file).then(() => {
+          if (viewer.showsEarly()) viewer.showMessage(String(event.message || ''), 'info'); // not if the whole trace came first
+        });
       }
       return;
     }
