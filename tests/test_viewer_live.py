@@ -389,7 +389,7 @@ def test_a_lecture_whose_first_run_fails_can_be_fixed_in_the_browser(page, tmp_p
         server.close()
 
 
-SECTIONED = '''import time
+SECTIONED = '''import gate
 
 from cs336_lectures import text
 
@@ -405,14 +405,30 @@ def first():
 
 
 def slow():
-    time.sleep(4)
+    gate.wait_until_open()
     text("The slow section ran")
+'''
+# Not traced (a module of the project, not the lecture): the lecture's last section waits on it,
+# so the test decides when that section ends, whatever the machine's speed.
+GATE = '''import time
+from pathlib import Path
+
+GATE = Path(__file__).with_name("gate.txt")
+
+
+def wait_until_open(limit: float = 120.0) -> None:
+    deadline = time.monotonic() + limit
+    while GATE.read_text() != "open" and time.monotonic() < deadline:
+        time.sleep(0.02)
 '''
 
 
 def test_an_edited_section_shows_before_the_slow_sections_after_it_have_run_again(page, tmp_path):
     """The early view: the reader inside the edited section sees it re-run while the sections after
     it still run; the whole trace then replaces it, the reader still in place."""
+    (tmp_path / "gate.py").write_text(GATE)
+    gate = tmp_path / "gate.txt"
+    gate.write_text("open")
     server = LiveServer(tmp_path, SECTIONED)
     try:
         page.goto(f"{server.url}&trace=live_lecture")
@@ -425,17 +441,20 @@ def test_an_edited_section_shows_before_the_slow_sections_after_it_have_run_agai
         assert current_line(page) == value_line
         whole_before = server.trace.read_text()
 
+        gate.write_text("closed")
         server.lecture.write_text(SECTIONED.replace("Version one", "Version two"))
         page.get_by_text("Version two of the first section", exact=True).wait_for(timeout=120_000)
         assert page.evaluate("window.cs336Viewer.showsEarly()")
-        assert server.trace.read_text() == whole_before  # the slow section is still running
+        assert server.trace.read_text() == whole_before  # the last section waits at the gate
         assert current_line(page) == value_line
         page.locator("#message").filter(has_text="re-ran `first`").wait_for()
         assert "running the 1 section after it" in page.locator("#message").inner_text()
 
+        gate.write_text("open")
         page.wait_for_function("() => !window.cs336Viewer.showsEarly()", timeout=120_000)
         assert "Version two" in server.trace.read_text()
         assert current_line(page) == value_line
         assert not (server.folder / "traces" / "early" / "live_lecture.json").exists()
     finally:
+        gate.write_text("open")
         server.close()
