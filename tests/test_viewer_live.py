@@ -108,6 +108,13 @@ def editor_line(page) -> int:
     return page.locator(".ce-text").evaluate("(area) => area.value.slice(0, area.selectionStart).split('\\n').length")
 
 
+def press_edit(page) -> None:
+    """Press `e` once live mode is up (its Edit button shows): a key pressed while the page is
+    still asking the server what it is goes to the plain viewer, which has no editor."""
+    page.locator(".cs336-live-edit").wait_for(state="visible")
+    page.keyboard.press("e")
+
+
 def open_at_total_line(page, live: LiveServer) -> None:
     page.goto(f"{live.url}&trace=live_lecture")
     page.wait_for_selector(".code .line.current", state="attached")
@@ -126,7 +133,7 @@ def test_edit_and_retrace_through_the_page_keeps_the_reader_in_place(page, live)
     assert "token" not in page.evaluate("location.href")  # kept in sessionStorage, not in the address bar or history
     assert page.evaluate("sessionStorage.getItem('cs336-lectures-token')") == live.token
 
-    page.keyboard.press("e")
+    press_edit(page)
     editor = page.locator(".cs336-live-text")
     editor.wait_for(state="visible")
     assert editor.input_value() == LECTURE
@@ -182,7 +189,7 @@ def test_lines_inserted_above_keep_the_reader_on_the_same_statement(page, live):
 
 def test_tab_indents_and_escape_asks_before_discarding(page, live):
     open_at_total_line(page, live)
-    page.keyboard.press("e")
+    press_edit(page)
     editor = page.locator(".cs336-live-text")
     editor.wait_for(state="visible")
     editor.press("Control+Home")
@@ -264,7 +271,7 @@ def test_a_failed_retrace_is_one_line_with_the_way_to_its_failing_step(page, liv
 
 def test_the_editor_is_a_pane_under_the_code_with_line_numbers(page, live):
     open_at_total_line(page, live)
-    page.keyboard.press("e")
+    press_edit(page)
     editor = page.locator(".cs336-live-text")
     editor.wait_for(state="visible")
     # It opens at the reader's line, which it marks; the code and the values stay in sight.
@@ -316,7 +323,7 @@ def test_a_failed_retrace_speaks_the_chosen_language(page, live):
     page.goto(f"{live.url}&trace=live_lecture&lang=ru")
     page.wait_for_selector(".code .line.current", state="attached")
     # The editor's messages too: an unsaved change, then the warning before discarding it.
-    page.keyboard.press("e")
+    press_edit(page)
     editor = page.locator(".cs336-live-text")
     editor.wait_for(state="visible")
     assert page.locator(".cs336-live-save").inner_text() == "Сохранить"
