@@ -158,6 +158,7 @@ def test_an_opened_solution_stays_open_when_the_lecture_is_retraced(page, tmp_pa
     try:
         page.goto(f"{live.url}&trace=live_lecture")
         page.wait_for_selector(".code .line.current", state="attached")
+        page.locator(".cs336-live-edit").wait_for(state="visible")  # live mode is up: it hears the run
         live.lecture.write_text(LECTURE)
         rendered = page.locator("#code .rendered")
         rendered.get_by_text("What is six times seven?").wait_for(timeout=120_000)
