@@ -230,8 +230,10 @@ def _peek_exit_code(process: multiprocessing.process.BaseProcess) -> int | None:
     """An ended process's exit code, in `Process.exitcode`'s convention (-N for signal N),
     read without reaping it; None while it is not known yet."""
     known = getattr(process._popen, "returncode", None)
-    if known is not None or not hasattr(os, "waitid"):  # Windows: reading the code reaps nothing
-        return known if known is not None else process.exitcode
+    if known is not None:
+        return known
+    if not hasattr(os, "waitid"):  # Windows: reading the code reaps nothing
+        return process.exitcode
     try:
         status = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
     except ChildProcessError:  # its owner reaped it meanwhile: the code is (about to be) stored

@@ -336,12 +336,11 @@ class Retracer:
 
     def _retrace_in_kernel(self, lecture: Lecture, full: str | None) -> dict | None:
         kernel = self._kernel(lecture)
-        early = self.traces_dir / EARLY_DIR / f"{lecture.name}.json"
         try:
             reply = kernel.run(max_steps=self.max_steps, timeout=self.timeout, full=full,
                                on_early=lambda message: self._show_early(lecture, kernel, message))
         finally:
-            early.unlink(missing_ok=True)
+            early_trace(self.traces_dir, lecture.name).unlink(missing_ok=True)
         if reply is None:
             return None
         self.on_modules(lecture, reply.get("modules") or [])
@@ -365,12 +364,13 @@ class Retracer:
         if not produced.is_file():
             return
         self._install_assets(kernel.out)
-        (self.traces_dir / EARLY_DIR).mkdir(exist_ok=True)
-        _move(produced, self.traces_dir / EARLY_DIR / f"{lecture.name}.json")
+        served = early_trace(self.traces_dir, lecture.name)
+        served.parent.mkdir(exist_ok=True)
+        _move(produced, served)
         with lecture.lock:
             generation = lecture.generation
         self.hub.publish({"trace": lecture.name, "state": "early", "generation": generation,
-                          "file": f"{EARLY_DIR}/{lecture.name}.json", "until": message.get("until", 0),
+                          "file": served.relative_to(self.traces_dir).as_posix(), "until": message.get("until", 0),
                           "message": early_summary(message)})
 
     def _cancel(self, lecture: Lecture) -> None:
@@ -481,20 +481,32 @@ def run_summary(reply: dict) -> str:
     """What the viewer says after a run: "re-ran `bpe` (0.21 s); 27 sections reused", or why it all ran."""
     elapsed = f"{reply.get('elapsed_s', 0):.2f} s"
     if reply.get("mode") == "incremental":
-        after = (reply.get("sections") or 0) - reply["reused"] - 1
-        rest = f" and the {after} section{'s' if after != 1 else ''} after it" if after > 0 else ""
-        reused = reply["reused"]
-        return (f"re-ran `{reply['section']}`{rest} ({elapsed}); "
-                f"{reused} section{'s' if reused != 1 else ''} reused")
+        after = _sections_after(reply)
+        rest = f" and the {_sections(after)} after it" if after > 0 else ""
+        return f"re-ran `{reply['section']}`{rest} ({elapsed}); {_sections(reply['reused'])} reused"
     return f"re-ran the whole lecture ({elapsed}): {reply.get('reason') or 'no checkpoint to resume from'}"
 
 
 def early_summary(message: dict) -> str:
     """What the viewer says while the sections after an edit run: "re-ran `bpe` (0.12 s); running
     the 3 sections after it…"."""
-    after = (message.get("sections") or 0) - message.get("reused", 0) - 1
-    rest = f"running the {after} section{'s' if after != 1 else ''} after it…" if after > 0 else "finishing…"
+    after = _sections_after(message)
+    rest = f"running the {_sections(after)} after it…" if after > 0 else "finishing…"
     return f"re-ran `{message.get('section')}` ({message.get('elapsed_s', 0):.2f} s); {rest}"
+
+
+def _sections_after(reply: dict) -> int:
+    """How many sections of an incremental run come after the one it resumed at."""
+    return (reply.get("sections") or 0) - reply.get("reused", 0) - 1
+
+
+def _sections(count: int) -> str:
+    return f"{count} section{'s' if count != 1 else ''}"
+
+
+def early_trace(traces_dir: Path, name: str) -> Path:
+    """Where the server serves the early view of lecture `name`'s run in progress."""
+    return traces_dir / EARLY_DIR / f"{name}.json"
 
 
 def _move(source: Path, target: Path) -> None:
@@ -647,9 +659,8 @@ class LectureServer(ThreadingHTTPServer):
 
     def begin(self) -> None:
         """Trace the lectures whose trace is missing or older than the file, then watch them all."""
-        for lecture in self.lectures.values():  # early views a server that was killed left behind
-            (self.traces_dir / EARLY_DIR / f"{lecture.name}.json").unlink(missing_ok=True)
         for lecture in self.lectures.values():
+            early_trace(self.traces_dir, lecture.name).unlink(missing_ok=True)  # a killed server's
             trace = self.traces_dir / f"{lecture.name}.json"
             try:
                 newest = max(path.stat().st_mtime for path in lecture.sources() if path == lecture.path or path.exists())
