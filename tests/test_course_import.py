@@ -247,10 +247,11 @@ def test_the_viewer_shows_an_imported_trace(imported, page, tmp_path):
     with StaticSite(root) as site:
         page.goto(f"{site.url}index.html?trace=lecture_demo&step={link_step}")
         page.wait_for_selector(".unit.current")
-        assert page.locator(".r-markdown h1").first.inner_text() == "Course runtime demo"
+        # textContent: a rendering off screen is not laid out (content-visibility), its innerText reads empty
+        assert page.locator(".r-markdown h1").first.text_content() == "Course runtime demo"
         assert page.locator(".r-markdown math").count() >= 1
         assert page.locator("img.r-img").count() == 2
-        assert "images/missing.png: not found" in page.locator(".r-missing").inner_text()
+        assert "images/missing.png: not found" in page.locator(".r-missing").text_content()
         scaling = page.locator("a.r-external", has_text="Scaling laws")
         scaling.hover()
         card = page.locator(".r-hover", has=scaling).locator(".card")

@@ -58,13 +58,13 @@ def test_new_and_removed_functions_are_changes():
 
 
 def test_unsafe_edits_say_why():
-    assert edit("import random", "import random, math").unsafe == "the imports changed"
-    assert edit("LIMIT = 3", "LIMIT = 4").unsafe.startswith("module-level code changed")
-    assert edit("    second()\n", "    second()\n    first()\n").unsafe == "main() changed"
-    assert "parameters of `helper`" in edit("def helper(n):", "def helper(n=2):").unsafe
+    assert str(edit("import random", "import random, math").unsafe) == "the imports changed"
+    assert str(edit("LIMIT = 3", "LIMIT = 4").unsafe).startswith("module-level code changed")
+    assert str(edit("    second()\n", "    second()\n    first()\n").unsafe) == "main() changed"
+    assert "parameters of `helper`" in str(edit("def helper(n):", "def helper(n=2):").unsafe)
     decorated = BASE.replace("def helper(n):", "@staticmethod\ndef helper(n):")
-    assert "decorated" in compare(outline(decorated), outline(decorated.replace("n * 10", "n * 12"))).unsafe
+    assert "decorated" in str(compare(outline(decorated), outline(decorated.replace("n * 10", "n * 12"))).unsafe)
     with_class = BASE + "\n\nclass Box:\n    size = 1\n"
-    assert "class Box changed" in compare(outline(with_class), outline(with_class.replace("size = 1", "size = 2"))).unsafe
+    assert "class Box changed" in str(compare(outline(with_class), outline(with_class.replace("size = 1", "size = 2"))).unsafe)
     computed = compare(outline(BASE), outline(BASE + "\n\ndef extra(n=LIMIT):\n    return n\n"))
-    assert "defaults that are not literals" in computed.unsafe
+    assert "defaults that are not literals" in str(computed.unsafe)

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from cs336_lectures.runtime.kernel_client import (KernelProcess, OutputTail, fork_safe_openmp, forking_supported,
                                                    process_stats)
+from cs336_lectures.runtime.notes import note
 from cs336_lectures.runtime.trace_compare import comparable, first_difference
 
 pytestmark = pytest.mark.skipif(not forking_supported(), reason="the kernel needs fork() and /proc (Linux)")
@@ -349,7 +350,9 @@ def test_a_lecture_without_main_always_runs_whole(kernel, lecture_dir):
 
 def test_a_forced_whole_run(kernel, lecture_dir):
     run(kernel, SIMPLE)
-    assert run(kernel, full="a re-trace was asked for")["reason"] == "a re-trace was asked for"
+    reply = run(kernel, full=note("{module} changed", module="helpers.py"))
+    assert reply["reason"] == "helpers.py changed"
+    assert reply["reason_note"] == {"template": "{module} changed", "fields": {"module": "helpers.py"}}
 
 
 # --- process hygiene -----------------------------------------------------------------------------

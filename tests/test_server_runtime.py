@@ -85,6 +85,7 @@ def test_a_rename_save_reruns_the_section_and_says_so(server, project):
     event = wait_for(listener, "lec")
     assert event["state"] == "ok" and event["mode"] == "incremental", event
     assert event["message"].startswith("re-ran `body` (") and event["message"].endswith("; 1 section reused")
+    assert event["note"]["fields"]["reused"] == {"template": "{count} section", "fields": {"count": 1}}, event
     trace = json.loads((project / "traces" / "lec.json").read_text())
     assert any(step[2].get("o") == "edited 6\n" for step in trace["steps"] if len(step) > 2)
 
@@ -96,6 +97,10 @@ def test_an_imported_module_edit_reruns_the_whole_lecture(server, project):
     event = wait_for(listener, "lec")
     assert event["state"] == "ok" and event["mode"] == "full", event
     assert event["message"].startswith("re-ran the whole lecture (") and "lectures/helpers.py changed" in event["message"]
+    # the same line as a note, for the viewer to say in its language
+    assert event["note"]["template"] == "re-ran the whole lecture ({seconds} s): {reason}", event
+    assert event["note"]["fields"]["reason"] == {"template": "{module} changed",
+                                                 "fields": {"module": os.path.join("lectures", "helpers.py")}}
     assert trace_values(project, "b") == [15]
 
 
@@ -140,6 +145,7 @@ def test_without_fork_the_server_traces_in_a_new_process(server, project):
     (project / "lectures" / "lec.py").write_text(LECTURE.replace("scale(3)", "scale(7)"))
     event = wait_for(listener, "lec")
     assert event["state"] == "ok" and event["message"].startswith("traced "), event
+    assert event["note"]["fields"]["steps"]["template"] == "{count} steps", event
     assert trace_values(project, "b") == [14]
 
 

@@ -65,7 +65,9 @@ def test_the_switch_changes_the_heading_and_is_remembered(page, site):
     expect(page.locator("img.r-plot")).to_have_attribute("alt", "每个字符的 UTF-8 字节数（3 种文字）")
     counts = page.locator(".r-markdown[lang=zh]", has_text="平均每个字符")  # an f-string filled with traced numbers
     expect(counts).to_have_count(1)
-    assert re.fullmatch(r"\w\w：\d+ 个字符占 \d+ 个字节，平均每个字符 \d\.\d\d 个字节。", counts.inner_text().strip())
+    # textContent, not innerText: the paragraph may sit in a chunk the browser has not laid out
+    # (content-visibility: auto), whose innerText reads empty
+    assert re.fullmatch(r"\w\w：\d+ 个字符占 \d+ 个字节，平均每个字符 \d\.\d\d 个字节。", counts.text_content().strip())
 
     page.goto(site.url + "?trace=example_i18n")  # no ?lang=: the last choice, remembered
     expect(heading).to_have_text(TITLES["zh"])
@@ -80,12 +82,12 @@ def test_a_stale_translation_shows_english_with_a_marker(page, site):
     page.goto(site.url + "?trace=edited&lang=ru")
     stale = page.locator(".r-markdown.i18n-fallback")
     expect(stale).to_have_count(1)
-    assert stale.locator("h2").inner_text() == "Why this matters"
+    assert stale.locator("h2").text_content() == "Why this matters"  # textContent: see above
     assert stale.get_attribute("lang") == "en"
     marker = stale.locator(".i18n-marker")
     assert marker.inner_text() == "EN"
     assert marker.get_attribute("title") == "Перевод устарел: показано по-английски."
-    assert page.locator(".block .rendered h1").inner_text() == TITLES["ru"]
+    assert page.locator(".block .rendered h1").text_content() == TITLES["ru"]
     assert page.locator("#toc li").all_inner_texts()[1] == "Why this matters"  # the contents fall back too
 
 
@@ -179,3 +181,55 @@ def test_the_interface_follows_the_language(page, site):
     page.goto(site.url + "?lang=zh")
     expect(page.locator("#index-view h1")).to_have_text("讲座")
     expect(page.locator(".index-hint")).to_contain_text("e 编辑")
+
+
+def server_note_templates() -> set[str]:
+    """Every template the runtime writes a run line or reason with: note("...") and count_of()."""
+    import ast
+
+    templates: set[str] = set()
+    for module in (ROOT / "cs336_lectures" / "runtime").glob("*.py"):
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("note", "count_of"):
+                literals = [argument.value for argument in node.args if isinstance(argument, ast.Constant)]
+                if node.func.id == "note":
+                    assert len(literals) == 1, f"{module.name}:{node.lineno}: a note's template must be a literal"
+                    templates.add(literals[0])
+                else:
+                    assert len(literals) == 2, f"{module.name}:{node.lineno}: count_of's words must be literals"
+                    templates.update(f"{{count}} {word}" for word in literals)
+    return templates
+
+
+def test_every_run_line_of_the_server_is_translated():
+    wanted = server_note_templates()
+    assert {"re-ran `{section}` ({seconds} s); {reused} reused", "the imports changed", "{count} sections",
+            "{reason}, before `{section}`", "a re-trace was asked for"} <= wanted
+    source = (VIEWER / "js" / "run_notes.js").read_text(encoding="utf-8")
+    for language in ("ru", "zh"):
+        block = source.split(f"\n  {language}: {{\n", 1)[1].split("\n  },", 1)[0]
+        translated = {match[0] or match[1] for match in
+                      re.findall(r"^    (?:'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"):", block, re.MULTILINE)}
+        assert wanted - translated == set(), f"untranslated in {language}"
+        assert translated - wanted == set(), f"unused in {language}"
+
+
+def test_a_run_line_is_said_in_the_language_with_its_plural(page, site):
+    page.goto(site.url + "?trace=example_i18n&lang=ru")
+    page.wait_for_selector(".code .line.current", state="attached")
+    said = page.evaluate("""async () => {
+      const { say } = await import(new URL('js/run_notes.js', location.href).href);
+      const sections = (count) => ({ template: count === 1 ? '{count} section' : '{count} sections', fields: { count } });
+      const line = (after, reused) => say({ template: 're-ran `{section}` and the {after} after it ({seconds} s); {reused} reused',
+                                            fields: { section: 'bpe', after: sections(after), seconds: '0.31', reused: sections(reused) } });
+      const whole = say({ template: 're-ran the whole lecture ({seconds} s): {reason}', fields: { seconds: '4.10',
+        reason: { template: 'module-level code changed (line {line})', fields: { line: 12 } } } });
+      const unknown = say({ template: 'a line this viewer has no {word} for', fields: { word: 'translation' } });
+      return [line(1, 21), line(3, 5), whole, unknown];
+    }""")
+    assert said == [
+        "`bpe` и 1 раздел после него выполнены заново (0.31 с); из прошлого запуска взято: 21 раздел",
+        "`bpe` и 3 раздела после него выполнены заново (0.31 с); из прошлого запуска взято: 5 разделов",
+        "лекция выполнена заново целиком (4.10 с): изменился код на уровне модуля (строка 12)",
+        "a line this viewer has no translation for",
+    ]

@@ -355,6 +355,23 @@ def test_a_failed_retrace_speaks_the_chosen_language(page, live):
     banner.wait_for(state="hidden", timeout=120_000)
 
 
+def test_the_run_line_speaks_the_chosen_language(page, live):
+    """What the server says about a run is a note the viewer words in its own language."""
+    page.goto(f"{live.url}&trace=live_lecture&lang=ru")
+    page.wait_for_selector(".code .line.current", state="attached")
+    page.locator(".cs336-live-edit").wait_for(state="visible")  # live mode is up: it hears the run
+    try:
+        live.lecture.write_text(LECTURE.replace("First version", "Second version"))
+        message = page.locator("#message").filter(has_text="лекция выполнена заново целиком")
+        message.wait_for(timeout=120_000)
+        # this lecture's main() calls only text(): there is no section to resume at
+        assert re.fullmatch(r"лекция выполнена заново целиком \(\d+\.\d\d с\): "
+                            r"main\(\) не вызывает ни одной функции верхнего уровня лекции", message.inner_text())
+    finally:
+        live.lecture.write_text(LECTURE)
+        page.get_by_text("First version of the lecture", exact=True).wait_for(timeout=120_000)
+
+
 def test_edit_is_offered_only_while_a_lecture_is_on_screen(page, live):
     page.goto(f"{live.url}&trace=live_lecture")
     page.wait_for_selector(".code .line.current", state="attached")

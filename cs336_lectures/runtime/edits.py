@@ -18,6 +18,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from cs336_lectures.runtime.notes import Note, note
+
 ENTRY = "main"  # the function whose calls are the lecture's sections
 
 
@@ -59,7 +61,7 @@ class Edit:
     applied to a running lecture (then the whole lecture must run again)."""
 
     changed: frozenset[str]
-    unsafe: str | None = None
+    unsafe: Note | None = None
 
 
 def outline(source: str) -> Outline:
@@ -96,15 +98,15 @@ def compare(old: Outline, new: Outline) -> Edit:
     for name in sorted(changed):
         before, after = old.functions.get(name), new.functions.get(name)
         if name == ENTRY:
-            return Edit(changed, f"{ENTRY}() changed")
+            return Edit(changed, note("{entry}() changed", entry=ENTRY))
         if name in old.duplicates | new.duplicates:
-            return Edit(changed, f"`{name}` is defined twice")
+            return Edit(changed, note("`{name}` is defined twice", name=name))
         if any(definition is not None and definition.decorated for definition in (before, after)):
-            return Edit(changed, f"`{name}` is decorated (its decorator runs at import)")
+            return Edit(changed, note("`{name}` is decorated (its decorator runs at import)", name=name))
         if before is not None and after is not None and before.signature != after.signature:
-            return Edit(changed, f"the parameters of `{name}` changed (defaults are evaluated at import)")
+            return Edit(changed, note("the parameters of `{name}` changed (defaults are evaluated at import)", name=name))
         if before is None and not _literal_defaults(after.node):
-            return Edit(changed, f"the new function `{name}` has defaults that are not literals")
+            return Edit(changed, note("the new function `{name}` has defaults that are not literals", name=name))
     return Edit(changed)
 
 
@@ -112,7 +114,7 @@ def _position_and_text(definition: Definition | None) -> tuple | None:
     return None if definition is None else (definition.first, definition.last, definition.text)
 
 
-def _module_level_change(old: tuple[Statement, ...], new: tuple[Statement, ...]) -> str | None:
+def _module_level_change(old: tuple[Statement, ...], new: tuple[Statement, ...]) -> Note | None:
     for before, after in zip(old, new):
         if before != after:
             return _describe(before, after)
@@ -122,13 +124,13 @@ def _module_level_change(old: tuple[Statement, ...], new: tuple[Statement, ...])
     return None
 
 
-def _describe(before: Statement, after: Statement) -> str:
+def _describe(before: Statement, after: Statement) -> Note:
     if "import" in (before.kind, after.kind):
-        return "the imports changed"
+        return note("the imports changed")
     for statement in (after, before):
         if statement.kind.startswith("class "):
-            return f"{statement.kind} changed (classes are defined at import)"
-    return f"module-level code changed (line {after.first})"
+            return note("class {name} changed (classes are defined at import)", name=statement.kind.removeprefix("class "))
+    return note("module-level code changed (line {line})", line=after.first)
 
 
 def _literal_defaults(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:

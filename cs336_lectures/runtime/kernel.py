@@ -48,6 +48,7 @@ from typing import Any, Callable
 
 from cs336_lectures.runtime import edits
 from cs336_lectures.runtime.directives import parse_directives
+from cs336_lectures.runtime.notes import Note, maybe_note, note
 from cs336_lectures.runtime.rendering import highlight_lines
 from cs336_lectures.runtime.trace_format import write_trace
 from cs336_lectures.runtime.tracer import LectureError, Tracer, trace_lecture
@@ -165,7 +166,7 @@ class Runner:
         self.first_step: dict[str, int] = {}
         self.lecture_filenames: dict[str, bool] = {}  # co_filename -> whether it names the lecture
         self.checkpoints: list[dict] = []  # this run's: {"pid", "index", "section", "steps"}
-        self.unsafe: str | None = None  # why checkpoints stopped being taken
+        self.unsafe: Note | None = None  # why checkpoints stopped being taken
         self.source = source  # the source this process's code was compiled from
         self.tracer: Tracer | None = None
         self.module: types.ModuleType | None = None
@@ -202,16 +203,16 @@ class Runner:
         threading.settrace(self._thread_touch)
         main = vars(module).get(edits.ENTRY)
         if entry != edits.ENTRY or not isinstance(main, types.FunctionType):
-            self.unsafe = "the lecture has no main() calling sections"
+            self.unsafe = note("the lecture has no {entry}() calling sections", entry=edits.ENTRY)
             return
         try:
             outline = edits.outline(self.source)
         except (SyntaxError, ValueError):
-            self.unsafe = "the lecture could not be parsed"
+            self.unsafe = note("the lecture could not be parsed")
             return
         definition = outline.functions.get(edits.ENTRY)
         if definition is None:
-            self.unsafe = "the lecture has no main() calling sections"
+            self.unsafe = note("the lecture has no {entry}() calling sections", entry=edits.ENTRY)
             return
         index = 0
         for statement in definition.node.body:
@@ -245,26 +246,26 @@ class Runner:
 
     # checkpoints
 
-    def _fork_refusal(self) -> str | None:
+    def _fork_refusal(self) -> Note | None:
         """Why this process cannot be forked into a faithful checkpoint now, or None."""
         torch = sys.modules.get("torch")
         if torch is not None and torch.cuda.is_initialized():
-            return "CUDA was initialised (a process cannot fork after that)"
+            return note("CUDA was initialised (a process cannot fork after that)")
         extra = [thread for thread in threading.enumerate()
                  if thread not in self.python_threads and thread is not self.tracer.watchdog]
         if extra:
-            return f"the lecture started a thread ({extra[0].name})"
+            return note("the lecture started a thread ({name})", name=extra[0].name)
         os_threads = _os_thread_count()
         if not _FORK_SAFE_OPENMP and os_threads is not None and os_threads > len(threading.enumerate()):
             # torch's OpenMP pool: a forked child that runs a parallel operation would hang, and
             # one limited to a single thread could compute different sums than a full run.
-            return "torch's thread pool is running (parallel operations cannot be forked)"
+            return note("torch's thread pool is running (parallel operations cannot be forked)")
         children = _child_processes()
         if children is None:
-            return "this platform cannot list child processes"
+            return note("this platform cannot list child processes")
         own = {checkpoint["pid"] for checkpoint in self.checkpoints}
         if any(pid not in own for pid in children):
-            return "the lecture left a child process running"
+            return note("the lecture left a child process running")
         return None
 
     def _at_section(self) -> None:
@@ -275,9 +276,9 @@ class Runner:
             self.early = False
             self._write_early()
         if self.unsafe is None:
-            self.unsafe = self._fork_refusal()
-            if self.unsafe is not None:
-                self.unsafe += f", before `{name}`"
+            refusal = self._fork_refusal()
+            if refusal is not None:
+                self.unsafe = note("{reason}, before `{section}`", reason=refusal, section=name)
         if self.unsafe is not None:
             return
         if not self.checkpoints:  # checkpoints inherit these: a resumed run redoes only what changed
@@ -425,7 +426,8 @@ class Runner:
         else:
             modules = _local_modules(self.lecture, [name for name in list(sys.modules) if name not in self.modules_at_resume])
         send(channel, {"role": "done", "id": self.run_id, "first_step": self.first_step,
-                       "checkpoints": self.checkpoints, "unsafe": self.unsafe, "source": self.source,
+                       "checkpoints": self.checkpoints, "unsafe": self.unsafe.to_json() if self.unsafe else None,
+                       "source": self.source,
                        "sections": len(self.sections),
                        "modules": modules, **message})
 
@@ -506,7 +508,7 @@ class Checkpoint:
 class Run:
     id: int
     mode: str  # "incremental" or "full"
-    reason: str | None  # why the whole lecture runs
+    reason: Note | None  # why the whole lecture runs
     resumed: Checkpoint | None
     started: float
     deadline: float | None
@@ -520,7 +522,7 @@ class Finished:
 
     first_step: dict[str, int]
     checkpoints: list[Checkpoint]
-    unsafe: str | None
+    unsafe: Note | None  # why checkpoints stopped being taken
     sections: int
 
 
@@ -539,7 +541,7 @@ class Kernel:
         self.selector.register(self.listener, selectors.EVENT_READ, "accept")
         self.selector.register(control, selectors.EVENT_READ, "control")
         self.finished: Finished | None = None
-        self.no_state_reason = "the first run of the lecture"
+        self.no_state_reason = note("the first run of the lecture")
         self.run: Run | None = None
         self.hellos: dict[int, tuple[socket.socket, dict]] = {}  # checkpoint pid -> connection, hello
         self.outlines: dict[str, edits.Outline | None] = {}
@@ -622,7 +624,7 @@ class Kernel:
         except (OSError, UnicodeDecodeError) as error:
             self.reply({"id": order["id"], "state": "error", "message": f"cannot read {self.lecture}: {error}"})
             return
-        checkpoint, changed, reason = self.plan(source, order.get("full"))
+        checkpoint, changed, reason = self.plan(source, maybe_note(order.get("full")))
         order = {**order, "starts": self.starts(source)}
         self.accepting = order["id"]
         now = time.monotonic()
@@ -632,7 +634,7 @@ class Kernel:
             if self.resume(checkpoint, order, source, changed):
                 self.run = Run(order["id"], "incremental", None, checkpoint, now, deadline)
                 return
-            reason = f"the checkpoint before `{checkpoint.section}` was gone"
+            reason = note("the checkpoint before `{section}` was gone", section=checkpoint.section)
         pid = os.fork()
         if pid == 0:
             self.selector.close()
@@ -657,7 +659,7 @@ class Kernel:
         return sorted({*(definition.first for definition in outline.functions.values()),
                        *(statement.first for statement in outline.statements)})
 
-    def plan(self, source: str, forced: str | None) -> tuple[Checkpoint | None, list[dict], str | None]:
+    def plan(self, source: str, forced: Note | None) -> tuple[Checkpoint | None, list[dict], Note | None]:
         """The checkpoint to resume from and the functions to swap, or (None, [], why not)."""
         if forced:
             return None, [], forced
@@ -665,7 +667,7 @@ class Kernel:
             return None, [], self.no_state_reason
         new = self.outline(source)
         if new is None:
-            return None, [], "the lecture does not parse"
+            return None, [], note("the lecture does not parse")
         for checkpoint in reversed(self.finished.checkpoints):
             edit = edits.compare(self.outline(checkpoint.source), new)
             if edit.unsafe is not None:
@@ -674,8 +676,12 @@ class Kernel:
             if checkpoint.steps <= first:
                 return checkpoint, [_describe_change(name, new) for name in sorted(edit.changed)], None
         if not self.finished.checkpoints:
-            return None, [], f"no checkpoint: {self.finished.unsafe}"
-        return None, [], "the edit changes code that ran before the first section"
+            if self.finished.unsafe is not None:
+                return None, [], note("no checkpoint: {reason}", reason=self.finished.unsafe)
+            if not self.finished.sections:
+                return None, [], note("{entry}() calls no top-level function of the lecture", entry=edits.ENTRY)
+            return None, [], note("no checkpoint was kept")
+        return None, [], note("the edit changes code that ran before the first section")
 
     def resume(self, checkpoint: Checkpoint, order: dict, source: str, changed: list[dict]) -> bool:
         try:
@@ -702,12 +708,13 @@ class Kernel:
                                   connection=self.hellos.pop(entry["pid"], (None,))[0])
                        for entry in message.get("checkpoints", [])]
         ok = message.get("status") == "ok"
+        unsafe = maybe_note(message.get("unsafe"))
         reply = {"id": run.id, "state": "ok" if ok else "error", "mode": run.mode, "elapsed_s": round(elapsed, 3),
                  "status": message.get("status"), "message": message.get("message"),
                  "modules": message.get("modules", []), "steps": message.get("steps"),
-                 "sections": message.get("sections"), "unsafe": message.get("unsafe")}
+                 "sections": message.get("sections"), "unsafe": str(unsafe) if unsafe else None}
         if run.mode == "full":
-            reply["reason"] = run.reason
+            reply["reason"], reply["reason_note"] = str(run.reason), run.reason.to_json()
         else:
             reply["section"] = run.resumed.section
             reply["reused"] = run.resumed.index
@@ -715,14 +722,14 @@ class Kernel:
             old = self.finished.checkpoints if self.finished is not None else []
             kept = [checkpoint for checkpoint in old if run.resumed is not None and checkpoint.steps <= run.resumed.steps]
             self.retire([checkpoint for checkpoint in old if checkpoint not in kept])
-            self.finished = Finished(message["first_step"], kept + checkpoints, message.get("unsafe"),
+            self.finished = Finished(message["first_step"], kept + checkpoints, unsafe,
                                      message.get("sections") or 0)
             held = {checkpoint.source for checkpoint in self.finished.checkpoints}
             self.outlines = {source: outline for source, outline in self.outlines.items() if source in held}
         else:  # a failed run's checkpoints go; the last good run's stay, and stay valid
             self.retire(checkpoints)
             if self.finished is None:
-                self.no_state_reason = "the previous run failed"
+                self.no_state_reason = note("the previous run failed")
         self.kill_run(run)
         self.accepting = None
         self.reply(reply)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, Callable, Iterator
 
 from cs336_lectures.runtime.kernel import Lines, send
+from cs336_lectures.runtime.notes import Note
 
 OUTPUT_TAIL_BYTES = 64 * 1024
 START_SECONDS = 120.0  # importing torch on a busy 2-core machine
@@ -123,7 +124,7 @@ class KernelProcess:
             self.close()
             raise KernelUnavailable(f"the kernel did not start: {self.output_tail() or 'no output'}")
 
-    def run(self, *, max_steps: int | None, timeout: float | None, full: str | None = None,
+    def run(self, *, max_steps: int | None, timeout: float | None, full: Note | None = None,
             on_early: Callable[[dict], None] | None = None) -> dict | None:
         """Run the lecture (incrementally unless `full` says why not); the kernel's reply.
 
@@ -135,7 +136,8 @@ class KernelProcess:
         self.cancelled.clear()
         self.next_id += 1
         run_id = self.next_id
-        self._send({"op": "run", "id": run_id, "max_steps": max_steps, "timeout": timeout, "full": full})
+        self._send({"op": "run", "id": run_id, "max_steps": max_steps, "timeout": timeout,
+                    "full": full.to_json() if full else None})
         while True:
             if self.cancelled.is_set():
                 return None

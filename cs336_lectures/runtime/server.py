@@ -50,6 +50,7 @@ from cs336_lectures.runtime.catalog import LANGUAGES, catalog_path
 from cs336_lectures.runtime.editing import SourceError, read_source, save_source
 from cs336_lectures.runtime.kernel import EARLY_SUFFIX
 from cs336_lectures.runtime.kernel_client import KernelProcess, KernelUnavailable, OutputTail, forking_supported
+from cs336_lectures.runtime.notes import Note, count_of, maybe_note, note
 from cs336_lectures.runtime.site import (CONTENT_SECURITY_POLICY, DEFAULT_TRACES, FAILED_SUFFIX, INDEX_NAME, VIEWER_DIR,
                                          build_index)
 from cs336_lectures.runtime.watch import FileWatcher
@@ -176,7 +177,7 @@ class Lecture:
         self.lock = threading.Lock()
         self.running = False
         self.pending = False
-        self.pending_full: str | None = None  # why the next run must be a whole one (an imported module changed...)
+        self.pending_full: Note | None = None  # why the next run must be a whole one (an imported module changed...)
         self.generation = 0
         self.seen = self.stamp()
 
@@ -220,7 +221,7 @@ class Retracer:
         self._running_process: dict[str, subprocess.Popen] = {}  # lecture name -> its tracer subprocess
         self.on_modules: Callable[[Lecture, list[str]], None] = lambda lecture, modules: None
 
-    def request(self, lecture: Lecture, *, full: str | None = None, supersede: bool = False) -> None:
+    def request(self, lecture: Lecture, *, full: Note | None = None, supersede: bool = False) -> None:
         """Queue a re-trace; if one is running, exactly one more follows it. `supersede` (an edit)
         cancels the running one first; `full` says why the next run must be a whole one."""
         with lecture.lock:
@@ -304,7 +305,7 @@ class Retracer:
             command += ["--timeout", f"{self.timeout:g}"]
         return command
 
-    def retrace(self, lecture: Lecture, full: str | None = None) -> dict | None:
+    def retrace(self, lecture: Lecture, full: Note | None = None) -> dict | None:
         """Run the lecture (in its warm kernel where the platform allows) and install the result
         if it is good (or nothing better exists); None when a newer edit cancelled the run.
 
@@ -334,7 +335,7 @@ class Retracer:
         if kernel is not None:
             kernel.close()
 
-    def _retrace_in_kernel(self, lecture: Lecture, full: str | None) -> dict | None:
+    def _retrace_in_kernel(self, lecture: Lecture, full: Note | None) -> dict | None:
         kernel = self._kernel(lecture)
         try:
             reply = kernel.run(max_steps=self.max_steps, timeout=self.timeout, full=full,
@@ -354,7 +355,8 @@ class Retracer:
         if reply["state"] == "ok":
             self._install(kernel.out, produced)
             (self.traces_dir / f"{lecture.name}{FAILED_SUFFIX}").unlink(missing_ok=True)
-            return {"state": "ok", "message": run_summary(reply), "mode": reply["mode"]}
+            summary = run_summary(reply)
+            return {"state": "ok", "message": str(summary), "note": summary.to_json(), "mode": reply["mode"]}
         return self._install_failure(lecture, kernel.out, produced, _failure_message(trace, kernel.output_tail(), 2))
 
     def _show_early(self, lecture: Lecture, kernel: KernelProcess, message: dict) -> None:
@@ -369,9 +371,10 @@ class Retracer:
         _move(produced, served)
         with lecture.lock:
             generation = lecture.generation
+        summary = early_summary(message)
         self.hub.publish({"trace": lecture.name, "state": "early", "generation": generation,
                           "file": served.relative_to(self.traces_dir).as_posix(), "until": message.get("until", 0),
-                          "message": early_summary(message)})
+                          "message": str(summary), "note": summary.to_json()})
 
     def _cancel(self, lecture: Lecture) -> None:
         """Stop the run in progress for `lecture` (called with lecture.lock held)."""
@@ -399,8 +402,9 @@ class Retracer:
             if returncode == 0 and header.get("status") == "ok":
                 self._install(staging, produced)
                 (self.traces_dir / f"{lecture.name}{FAILED_SUFFIX}").unlink(missing_ok=True)
-                elapsed = time.monotonic() - started
-                return {"state": "ok", "message": f"traced {header.get('num_steps', '?')} steps in {elapsed:.1f} s"}
+                summary = note("traced {steps} in {seconds} s", steps=count_of(header.get("num_steps", 0), "step", "steps"),
+                               seconds=f"{time.monotonic() - started:.1f}")
+                return {"state": "ok", "message": str(summary), "note": summary.to_json()}
             return self._install_failure(lecture, staging, produced, _failure_message(trace, stderr, returncode))
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -477,22 +481,28 @@ class Retracer:
             thread.join(timeout=5)
 
 
-def run_summary(reply: dict) -> str:
+def run_summary(reply: dict) -> Note:
     """What the viewer says after a run: "re-ran `bpe` (0.21 s); 27 sections reused", or why it all ran."""
-    elapsed = f"{reply.get('elapsed_s', 0):.2f} s"
+    seconds = f"{reply.get('elapsed_s', 0):.2f}"
     if reply.get("mode") == "incremental":
-        after = _sections_after(reply)
-        rest = f" and the {_sections(after)} after it" if after > 0 else ""
-        return f"re-ran `{reply['section']}`{rest} ({elapsed}); {_sections(reply['reused'])} reused"
-    return f"re-ran the whole lecture ({elapsed}): {reply.get('reason') or 'no checkpoint to resume from'}"
+        after, reused = _sections_after(reply), _sections(reply["reused"])
+        if after > 0:
+            return note("re-ran `{section}` and the {after} after it ({seconds} s); {reused} reused",
+                        section=reply["section"], after=_sections(after), seconds=seconds, reused=reused)
+        return note("re-ran `{section}` ({seconds} s); {reused} reused", section=reply["section"], seconds=seconds,
+                    reused=reused)
+    reason = maybe_note(reply.get("reason_note")) or note("no checkpoint to resume from")
+    return note("re-ran the whole lecture ({seconds} s): {reason}", seconds=seconds, reason=reason)
 
 
-def early_summary(message: dict) -> str:
+def early_summary(message: dict) -> Note:
     """What the viewer says while the sections after an edit run: "re-ran `bpe` (0.12 s); running
     the 3 sections after it…"."""
     after = _sections_after(message)
-    rest = f"running the {_sections(after)} after it…" if after > 0 else "finishing…"
-    return f"re-ran `{message.get('section')}` ({message.get('elapsed_s', 0):.2f} s); {rest}"
+    fields = {"section": str(message.get("section")), "seconds": f"{message.get('elapsed_s', 0):.2f}"}
+    if after > 0:
+        return note("re-ran `{section}` ({seconds} s); running the {after} after it…", after=_sections(after), **fields)
+    return note("re-ran `{section}` ({seconds} s); finishing…", **fields)
 
 
 def _sections_after(reply: dict) -> int:
@@ -500,8 +510,8 @@ def _sections_after(reply: dict) -> int:
     return (reply.get("sections") or 0) - reply.get("reused", 0) - 1
 
 
-def _sections(count: int) -> str:
-    return f"{count} section{'s' if count != 1 else ''}"
+def _sections(count: int) -> Note:
+    return count_of(count, "section", "sections")
 
 
 def early_trace(traces_dir: Path, name: str) -> Path:
@@ -610,12 +620,12 @@ class LectureWatcher:
                 if changed:
                     # A catalog feeds every text() of the run: only a whole run shows its edit everywhere.
                     catalogs = touched - {Path(os.path.realpath(lecture.path))}
-                    full = f"the {min(catalogs).parent.name} translation changed" if catalogs else None
+                    full = note("the {language} translation changed", language=min(catalogs).parent.name) if catalogs else None
                     self.retracer.request(lecture, full=full, supersede=True)
         for path in paths:
             for name in sorted(self.users.get(path, ())):
                 shown = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
-                self.retracer.request(self.lectures[name], full=f"{shown} changed", supersede=True)
+                self.retracer.request(self.lectures[name], full=note("{module} changed", module=shown), supersede=True)
 
 
 class LectureServer(ThreadingHTTPServer):
@@ -822,7 +832,7 @@ class RequestHandler(BaseHTTPRequestHandler):
             self._send_json({"queued": True, "trace": lecture.name}, HTTPStatus.ACCEPTED)
         elif path == "/api/retrace":
             lecture = self._lecture(query)
-            server.retracer.request(lecture, full="a re-trace was asked for")
+            server.retracer.request(lecture, full=note("a re-trace was asked for"))
             self._send_json({"queued": True, "trace": lecture.name}, HTTPStatus.ACCEPTED)
         else:
             raise Refused(HTTPStatus.NOT_FOUND, "no such API")

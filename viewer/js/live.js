@@ -19,6 +19,7 @@ import { el, isEditable } from './dom.js';
 import { CodeEditor } from './editor.js';
 import { t, translatable } from './i18n.js';
 import { RetraceFailure, lectureOf } from './retrace_failure.js';
+import { runNote } from './run_notes.js';
 
 const TOKEN_KEY = 'cs336-lectures-token';
 const SERVER_HEADER = 'X-CS336-Server'; // on every response of cs336-lectures serve
@@ -190,7 +191,8 @@ class Editor {
   /** A re-trace of the lecture being edited finished: close on success, show why on failure. */
   onResult(event) {
     if (event.state === 'ok') {
-      this.setStatus(event.message ? t('Re-traced: {message}', { message: event.message }) : t('Re-traced'));
+      const note = runNote(event);
+      this.setStatus(note ? t('Re-traced: {message}', { message: note }) : t('Re-traced'));
       if (!this.dirty) this.close();
     } else {
       // One line here; the banner above the code has the traceback and the way to the failing step.
@@ -303,11 +305,11 @@ class Live {
     if (event.state === 'early') {
       // The edited section ran again; the sections after it are still running. A reader inside
       // what already re-ran sees it now; one further on waits for the whole trace.
-      if (this.editor.isOpen && this.editor.trace === event.trace) this.editor.setStatus(String(event.message || ''));
+      if (this.editor.isOpen && this.editor.trace === event.trace) this.editor.setStatus(runNote(event));
       if (mine && current === event.trace && !event.replay && EARLY_FILE.test(String(event.file))
           && viewer.stepNow() < event.until) {
         viewer.reload(event.file).then(() => {
-          if (viewer.showsEarly()) viewer.showMessage(String(event.message || ''), 'info'); // not if the whole trace came first
+          if (viewer.showsEarly()) viewer.showMessage(runNote(event), 'info'); // not if the whole trace came first
         });
       }
       return;
@@ -333,7 +335,7 @@ class Live {
     const installed = event.state === 'ok' || event.installed;
     const changed = news && (current === event.trace ? installed || viewer.showsEarly() : current === event.failed_trace);
     const reloaded = changed ? viewer.reload() : Promise.resolve();
-    if (event.state === 'ok' && news && event.message) reloaded.then(() => showBriefly(event.message));
+    if (event.state === 'ok' && news && runNote(event)) reloaded.then(() => showBriefly(runNote(event)));
   }
 }
 
