@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -16,8 +17,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from cs336_lectures.runtime.kernel_client import (KernelProcess, OutputTail, fork_safe_openmp, forking_supported,
-                                                   process_stats)
+from cs336_lectures.runtime import kernel_client
+from cs336_lectures.runtime.kernel_client import (KernelProcess, KernelUnavailable, OutputTail, fork_safe_openmp,
+                                                   forking_supported, process_stats)
 from cs336_lectures.runtime.notes import note
 from cs336_lectures.runtime.trace_compare import comparable, first_difference
 
@@ -368,6 +370,24 @@ def test_processes_a_run_started_die_when_it_ends(kernel, lecture_dir):
     while pid_exists(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not pid_exists(pid)
+
+
+def test_a_kernel_that_stops_answering_is_closed_not_waited_for(kernel, lecture_dir, monkeypatch):
+    """Whatever stalls a kernel, the server's retrace must not wait for it forever: it falls back."""
+    run(kernel, SIMPLE)
+    monkeypatch.setattr(kernel_client, "ANSWER_GRACE_SECONDS", 1.0)
+    os.kill(kernel.process.pid, signal.SIGSTOP)
+    with pytest.raises(KernelUnavailable, match=r"the kernel did not answer within 1\.5 s of the run's start"):
+        kernel.run(max_steps=1000, timeout=0.5)
+    assert kernel.closed and kernel.process.poll() is not None
+
+
+def test_a_kernel_shows_where_it_is_when_asked(kernel, lecture_dir):
+    """What a kernel that stopped answering was doing goes into the error (a live one shows its loop)."""
+    run(kernel, SIMPLE)
+    stacks = kernel._stacks()
+    assert "in serve" in stacks and "kernel.py" in stacks, stacks
+    assert run(kernel)["state"] == "ok"  # and it goes on serving
 
 
 def test_closing_the_kernel_ends_its_whole_session(kernel, lecture_dir):

@@ -26,6 +26,7 @@ import __future__
 import argparse
 import ast
 import ctypes
+import faulthandler
 import functools
 import gc
 import operator
@@ -60,6 +61,7 @@ PREWARM = ("numpy", "torch", "torch.nn.functional", "einops", "jaxtyping", "rege
            "cs336_lectures.runtime.values", "cs336_lectures.runtime.primitives", "cs336_lectures.runtime.assets")
 RUN_GRACE_SECONDS = 10.0  # past the tracer's own --timeout, the kernel kills a run that has not ended
 CONNECT_WAIT_SECONDS = 10.0
+STACKS_SIGNAL = signal.SIGUSR1  # the kernel writes every thread's stack to stderr
 _PR_SET_CHILD_SUBREAPER = 36
 
 
@@ -880,6 +882,7 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, AttributeError):
         pass
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the server stops us; Ctrl-C reaches the whole terminal group
+    faulthandler.register(STACKS_SIGNAL, all_threads=True)  # where a stuck kernel is stuck, on stderr
     _prewarm()
     # What was imported lives as long as the kernel: the cyclic collector of the kernel and of
     # every fork stops walking it (a full collection over torch took ~100 ms mid-edit).

@@ -17,14 +17,18 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import IO, Callable, Iterator
 
-from cs336_lectures.runtime.kernel import Lines, send
+from cs336_lectures.runtime.kernel import RUN_GRACE_SECONDS, STACKS_SIGNAL, Lines, send
 from cs336_lectures.runtime.notes import Note
 
 OUTPUT_TAIL_BYTES = 64 * 1024
 START_SECONDS = 120.0  # importing torch on a busy 2-core machine
+# Past a run's time limit the kernel itself stops the run and answers; a kernel silent this much
+# longer is stuck, and is closed rather than waited for.
+ANSWER_GRACE_SECONDS = RUN_GRACE_SECONDS + 30.0
 KERNEL_MODULE = "cs336_lectures.runtime.kernel"
 
 
@@ -130,7 +134,8 @@ class KernelProcess:
 
         A resumed run first writes the trace up to the section after the edit (out/NAME.early.json);
         `on_early` hears of it (state "early", with `steps`, `until`: the old trace's step where the
-        sections still running begin) while the run goes on."""
+        sections still running begin) while the run goes on. A kernel that has not answered
+        ANSWER_GRACE_SECONDS after `timeout` is closed (KernelUnavailable)."""
         if self.process is None:
             self.start()
         self.cancelled.clear()
@@ -138,9 +143,15 @@ class KernelProcess:
         run_id = self.next_id
         self._send({"op": "run", "id": run_id, "max_steps": max_steps, "timeout": timeout,
                     "full": full.to_json() if full else None})
+        give_up = None if timeout is None else time.monotonic() + timeout + ANSWER_GRACE_SECONDS
         while True:
             if self.cancelled.is_set():
                 return None
+            if give_up is not None and time.monotonic() > give_up:
+                stacks = self._stacks()
+                self.close()
+                raise KernelUnavailable(f"the kernel did not answer within {timeout + ANSWER_GRACE_SECONDS:g} s "
+                                        f"of the run's start: closed it; where it was:\n{stacks or 'no output'}")
             try:
                 reply = self.lines.read(timeout=0.05)
             except (EOFError, OSError, ValueError):
@@ -151,6 +162,19 @@ class KernelProcess:
                     return reply
                 if on_early is not None:
                     on_early(reply)
+
+    def _stacks(self) -> str:
+        """What a kernel that stopped answering was doing: its threads' stacks, as it wrote them."""
+        before = self.stderr.total
+        try:
+            os.kill(self.process.pid, STACKS_SIGNAL)
+        except OSError:
+            return ""
+        deadline = time.monotonic() + 1.0
+        while self.stderr.total == before and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.1)  # the rest of the dump
+        return self.output_tail(lines=60)
 
     def cancel(self) -> None:
         """End the run in progress (its processes are killed); `run` returns None."""
