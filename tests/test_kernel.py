@@ -219,9 +219,12 @@ def helper(n):
 def test_an_edit_in_a_section_reruns_from_that_section(kernel, lecture_dir):
     first = run(kernel, SIMPLE)
     assert first["state"] == "ok" and first["mode"] == "full" and first["sections"] == 3
+    created = json.loads((kernel.out / "lec.json").read_text())["header"]["created"]
+    time.sleep(1.1)  # `created` counts whole seconds
     edited = run(kernel, SIMPLE.replace('"middle"', '"MIDDLE"'))
     assert edited["mode"] == "incremental" and edited["section"] == "middle" and edited["reused"] == 1, edited
     assert_same_as_fresh(kernel, lecture_dir / "fresh")
+    assert json.loads((kernel.out / "lec.json").read_text())["header"]["created"] > created  # the resumed run's own time
 
 
 def test_an_edit_in_a_helper_reruns_from_the_first_section_that_called_it(kernel, lecture_dir):

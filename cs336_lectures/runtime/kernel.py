@@ -26,6 +26,7 @@ import __future__
 import argparse
 import ast
 import ctypes
+import datetime
 import faulthandler
 import functools
 import gc
@@ -346,6 +347,7 @@ class Runner:
         self.channel = _connect(self.socket_path)
         send(self.channel, {"role": "run", "id": self.run_id, "pid": os.getpid()})
         self.checkpoints = []
+        self.header["created"] = _now()  # the trace is this run's, though it began in an earlier one
         self.modules_at_resume = frozenset(sys.modules)
         self.early = bool(order.get("early"))
         self.apply(order["source"], order["changed"], order["starts"])
@@ -483,6 +485,11 @@ def _connect(path: str) -> socket.socket:
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     connection.connect(path)
     return connection
+
+
+def _now() -> str:
+    """The header's `created` format (tracer.trace_lecture)."""
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 def _reap() -> None:
