@@ -363,16 +363,21 @@ def test_a_forced_whole_run(kernel, lecture_dir):
 # --- process hygiene -----------------------------------------------------------------------------
 
 
-def test_processes_a_run_started_die_when_it_ends(kernel, lecture_dir):
-    source = SIMPLE.replace("def last():\n", "def last():\n    import subprocess\n"
-                            "    child = subprocess.Popen(['sleep', '100'])\n"
-                            "    open('child.pid', 'w').write(str(child.pid))\n")
-    assert run(kernel, source)["state"] == "ok"
-    pid = int(Path("child.pid").read_text())
-    deadline = time.monotonic() + 10
-    while pid_exists(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not pid_exists(pid)
+@pytest.mark.parametrize("new_session", [False, True], ids=["in the run's group", "in a session of its own"])
+def test_processes_a_run_started_die_when_it_ends(kernel, lecture_dir, new_session):
+    """A child in the run's process group dies with the group; one that left it (setsid) comes back
+    to the kernel, their subreaper, when its parent ends, and dies there."""
+    spawn = (f"    child = subprocess.Popen(['sleep', '100'], start_new_session={new_session})\n"
+             "    open('child.pid', 'w').write(str(child.pid))\n")
+    for edit, section in [(SIMPLE, "last"), (SIMPLE.replace('"middle"', '"MIDDLE"'), "middle")]:  # whole, then resumed
+        source = edit.replace(f"def {section}():\n", f"def {section}():\n    import subprocess\n" + spawn)
+        reply = run(kernel, source)
+        assert reply["state"] == "ok" and reply["mode"] == ("full" if section == "last" else "incremental"), reply
+        pid = int(Path("child.pid").read_text())
+        deadline = time.monotonic() + 10
+        while pid_exists(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not pid_exists(pid)
 
 
 def test_a_kernel_that_stops_answering_is_closed_not_waited_for(kernel, lecture_dir, monkeypatch):

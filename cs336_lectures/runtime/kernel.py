@@ -757,10 +757,12 @@ class Kernel:
                 checkpoint.connection.close()
 
     def check_run(self) -> None:
-        """Reap children; notice a run that died without a word, or ran past its deadline."""
+        """Reap children; notice a run that died without a word, or ran past its deadline; between
+        runs, end what earlier runs left behind."""
         _reap()
         run = self.run
         if run is None:
+            self.sweep()
             return
         now = time.monotonic()
         if run.deadline is not None and now > run.deadline:
@@ -799,6 +801,20 @@ class Kernel:
         except OSError:
             self.stopping = True
 
+    def sweep(self, everything: bool = False) -> None:
+        """Kill the kernel's children other than the checkpoints it keeps. Between runs these can
+        only be what a run left outside its process group (a lecture's process that called setsid):
+        when its parent ended it came back to the kernel, the subreaper of all its descendants."""
+        kept = set() if everything else {*self.hellos, *(checkpoint.pid for checkpoint in
+                                                        (self.finished.checkpoints if self.finished else []))}
+        for pid in _child_processes() or []:
+            if pid not in kept:
+                _kill_group(pid)  # a process that called setsid leads its own group
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+
     def shut_down(self) -> None:
         if self.run is not None:
             self.kill_run(self.run)
@@ -806,6 +822,7 @@ class Kernel:
             _kill_group(checkpoint.pid)
         for pid in self.hellos:
             _kill_group(pid)
+        self.sweep(everything=True)
         _reap()
         self.listener.close()
 
