@@ -136,6 +136,8 @@ def interface_strings() -> set[str]:
     for script in (VIEWER / "js").glob("*.js"):
         source = script.read_text(encoding="utf-8")
         strings.update(re.findall(r"\bt\('((?:[^'\\]|\\.)*)'", source))
+        for one, many in re.findall(r"\btCount\(.*?, '((?:[^'\\]|\\.)*)', '((?:[^'\\]|\\.)*)'\)", source):
+            strings.update((one, many))
         for block in re.findall(r"translatable\(el\((.*?)\}\)\)", source, re.DOTALL):
             strings.update(re.findall(r"(?:text|title): '((?:[^'\\]|\\.)*)'", block))
     return strings
@@ -146,10 +148,12 @@ def test_every_interface_string_is_translated():
     wanted = interface_strings()
     assert {"Keys", "Step back (h, ←)", "Contents", "step {n} of {total}", "Save and re-trace (Ctrl+S)",
             "edit the lecture under its code (with {command}, from the URL it printed)", "copy exact",
-            "Re-tracing {name} failed: {error}", "go to line {n}", "file fails now"} <= wanted
+            "Re-tracing {name} failed: {error}", "go to line {n}", "file fails now", "{count} items",
+            "{count} element", "first {n} of {elements} (flattened)"} <= wanted
     for language in ("ru", "zh"):
         block = source.split(f"\n  {language}: {{\n", 1)[1].split("\n  },", 1)[0]
-        translated = set(re.findall(r"^    '((?:[^'\\]|\\.)*)': '", block, re.MULTILINE))
+        # a string, or for a count its plural forms (an object, or a constant holding one)
+        translated = set(re.findall(r"^    '((?:[^'\\]|\\.)*)': (?:'|\{|[A-Z_]+,)", block, re.MULTILINE))
         assert wanted - translated == set(), f"untranslated in {language}"
         assert translated - wanted == set(), f"unused in {language}"
 

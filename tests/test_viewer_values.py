@@ -138,3 +138,31 @@ def test_counts_of_one_are_singular(page, site):
            {"t": "list", "items": [{"t": "list", "items": [1, 2]}]},
            {"t": "dataclass", "cls": "Config", "fields": [["layers", {"t": "list", "items": list(range(9))}]]}])
     assert summaries == ["dict with 1 item", "list of 1 item […]", "Config with 1 field"]
+
+
+def test_the_panel_speaks_the_chosen_language_with_its_plurals(page, site):
+    page.goto(site.url + "index.html?lang=ru")
+    texts = page.evaluate("""async (values) => {
+        const { renderValue } = await import('./js/values.js');
+        return values.map((value) => {
+            const node = renderValue(value);
+            const summary = node.querySelector('summary');
+            return { summary: summary ? summary.textContent : null, text: node.textContent,
+                     notes: Array.from(node.querySelectorAll('.v-note'), (n) => n.textContent) };
+        });
+    }""", [{"t": "list", "items": list(range(21))},
+           {"t": "dict", "items": [["a", {"t": "list", "items": list(range(9))}]], "len": 3},
+           {"t": "dataclass", "cls": "Config", "fields": [["layers", {"t": "list", "items": list(range(9))}]] * 5},
+           {"t": "list", "items": [1, 2, 3], "len": 1001},
+           {"t": "str", "v": "abc", "len": 5000},
+           {"t": "bytes", "v": "b'\\x00hi'", "len": 3},
+           BIG])
+    assert texts[0]["summary"] == "list: 21 элемент […]"  # 21 takes the singular in Russian
+    assert texts[1]["summary"] == "dict: 3 элемента" and "… ещё 2" in texts[1]["text"]
+    assert texts[2]["summary"] == "Config: 5 полей"
+    assert texts[3]["text"] == "[1, 2, 3, … ещё 998]"
+    assert texts[4]["text"] == "'abc' … (5,000 символов)"
+    assert texts[5]["text"] == "b'\\x00hi' (3 байта)"
+    assert texts[6]["summary"] == "10,000 элементов"
+    assert "не непрерывный, шаги (stride) (1, 100)" in texts[6]["text"]
+    assert texts[6]["notes"][-1] == "первые 64; всего 10,000 элементов (развёрнуто в одну строку) · min -1.25 · max 2.5 · mean 0."

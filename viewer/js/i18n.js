@@ -5,11 +5,15 @@
    A trace carries every language of each text() rendering (trace/README.md, "Translations"),
    so switching language needs no server: the page is drawn again from the same trace. */
 
+import { groupDigits } from './numbers.js';
+
 export const LANGUAGES = { en: 'English', ru: 'Русский', zh: '中文' };
 const STORAGE_KEY = 'cs336-language';
 
+const RU_ITEMS = { one: '{count} элемент', few: '{count} элемента', many: '{count} элементов', other: '{count} элемента' };
+
 /* The interface strings, by their English. A string missing here shows in English. {name}
-   is filled from t()'s second argument. */
+   is filled from t()'s second argument; an entry for a count (tCount) may hold plural forms. */
 const STRINGS = {
   ru: {
     'Language': 'Язык',
@@ -143,6 +147,24 @@ const STRINGS = {
     'after': 'после',
     'This step runs in the lecture\'s own process, not in a rank.': 'Этот шаг выполняется в процессе самой лекции, а не в одном из рангов.',
     'previous / next rank of a distributed program, at the same point': 'предыдущий / следующий ранг распределённой программы в той же точке',
+    '{count} item': RU_ITEMS,
+    '{count} items': RU_ITEMS,
+    '{count} element': RU_ITEMS,
+    '{count} elements': RU_ITEMS,
+    '{count} field': { one: '{count} поле', few: '{count} поля', many: '{count} полей', other: '{count} поля' },
+    '{count} fields': { one: '{count} поле', few: '{count} поля', many: '{count} полей', other: '{count} поля' },
+    '{count} character': { one: '{count} символ', few: '{count} символа', many: '{count} символов', other: '{count} символа' },
+    '{count} characters': { one: '{count} символ', few: '{count} символа', many: '{count} символов', other: '{count} символа' },
+    '{count} byte': { one: '{count} байт', few: '{count} байта', many: '{count} байт', other: '{count} байта' },
+    '{count} bytes': { one: '{count} байт', few: '{count} байта', many: '{count} байт', other: '{count} байта' },
+    '{type} of {items} {open}…{close}': '{type}: {items} {open}…{close}',
+    '{label} with {items}': '{label}: {items}',
+    '… {n} more': '… ещё {n}',
+    'first {n} slices shown': 'показаны первые срезы: {n}',
+    'first {n} of {elements} (flattened)': 'первые {n}; всего {elements} (развёрнуто в одну строку)',
+    'non-contiguous, stride ({stride})': 'не непрерывный, шаги (stride) ({stride})',
+    'storage offset {n}': 'смещение в хранилище (storage offset) {n}',
+    ' (repr failed: {error})': ' (repr не удался: {error})',
   },
   zh: {
     'Language': '语言',
@@ -276,6 +298,24 @@ const STRINGS = {
     'after': '调用后',
     'This step runs in the lecture\'s own process, not in a rank.': '这一步运行在讲义自身的进程中，不属于任何分布式进程（rank）。',
     'previous / next rank of a distributed program, at the same point': '分布式程序的上一个 / 下一个进程（rank），停在同一位置',
+    '{count} item': '{count} 项',
+    '{count} items': '{count} 项',
+    '{count} element': '{count} 个元素',
+    '{count} elements': '{count} 个元素',
+    '{count} field': '{count} 个字段',
+    '{count} fields': '{count} 个字段',
+    '{count} character': '{count} 个字符',
+    '{count} characters': '{count} 个字符',
+    '{count} byte': '{count} 字节',
+    '{count} bytes': '{count} 字节',
+    '{type} of {items} {open}…{close}': '{type}，{items} {open}…{close}',
+    '{label} with {items}': '{label}，{items}',
+    '… {n} more': '… 还有 {n} 项',
+    'first {n} slices shown': '仅显示前 {n} 个切片',
+    'first {n} of {elements} (flattened)': '前 {n} 个，共 {elements}（展平）',
+    'non-contiguous, stride ({stride})': '非连续，步长 (stride) ({stride})',
+    'storage offset {n}': '存储偏移 (storage offset) {n}',
+    ' (repr failed: {error})': '（repr 失败：{error}）',
   },
 };
 
@@ -302,7 +342,27 @@ export function language() {
 /** t('Step back') -> the chosen language's wording; t('line {n}', { n: 3 }) fills fields. */
 export function t(english, fields = {}) {
   const wording = (STRINGS[current] && STRINGS[current][english]) || english;
-  return wording.replace(/\{(\w+)\}/g, (whole, name) => (name in fields ? String(fields[name]) : whole));
+  return fillFields(typeof wording === 'string' ? wording : english, fields);
+}
+
+/** A count with its noun: tCount(2500, '{count} item', '{count} items') -> "2,500 items", in
+    Russian "2,500 элементов". A catalog entry for a count holds the language's plural forms,
+    chosen by Intl.PluralRules ('one', 'few', 'many', 'other'). */
+export function tCount(count, one, many) {
+  const english = count === 1 ? one : many;
+  return fillFields(pluralForm(STRINGS[current] && STRINGS[current][english], count) || english, { count: groupDigits(count) });
+}
+
+/** The form of a catalog entry for `count` in the chosen language: the entry itself when it is
+    one string, its plural form when it holds several; null for no entry. */
+export function pluralForm(entry, count) {
+  if (typeof entry === 'string') return entry;
+  if (!entry || typeof entry !== 'object') return null;
+  return entry[new Intl.PluralRules(current).select(Number(count))] || entry.other || null;
+}
+
+function fillFields(wording, fields) {
+  return wording.replace(/\{(\w+)\}/g, (whole, name) => (Object.hasOwn(fields, name) ? String(fields[name]) : whole));
 }
 
 /** Choose `code`: remember it, put it in the URL (?lang=, absent for English), tell the listeners. */

@@ -1,5 +1,5 @@
 /* Numbers for people: floats shown with about four significant digits, integers with digit
-   grouping, counts with the right singular or plural. The trace keeps every value exact; these
+   grouping (a count with its noun is i18n.js's tCount). The trace keeps every value exact; these
    only decide how a value is shown, and exactFloat gives back Python's full repr for hovering
    and copying. */
 
@@ -47,9 +47,4 @@ export function groupDigits(n) {
   const text = String(n);
   const match = /^(-?)(\d+)$/.exec(text);
   return match ? match[1] + match[2].replace(/\B(?=(\d{3})+$)/g, ',') : text;
-}
-
-/** plural(1, 'item') -> "1 item"; plural(2500, 'item') -> "2,500 items"; plural(2, 'match', 'matches'). */
-export function plural(count, one, many = `${one}s`) {
-  return `${groupDigits(count)} ${count === 1 ? one : many}`;
 }

@@ -6,9 +6,9 @@
    templates; a template missing from it shows in English. A count arrives as the note
    "{count} section" or "{count} sections", English's plural already chosen: an entry here may
    be an object of plural forms, picked for the count by the language's own rules
-   (Intl.PluralRules: Russian has three). */
+   (i18n.js's pluralForm: Russian has three). */
 
-import { language } from './i18n.js';
+import { language, pluralForm } from './i18n.js';
 
 const RU_SECTIONS = { one: '{count} раздел', few: '{count} раздела', many: '{count} разделов', other: '{count} раздела' };
 const RU_STEPS = { one: '{count} шаг', few: '{count} шага', many: '{count} шагов', other: '{count} шага' };
@@ -108,9 +108,7 @@ export function say(note) {
   for (const [name, value] of Object.entries(note.fields || {})) {
     fields[name] = value && typeof value === 'object' ? say(value) : String(value);
   }
-  let wording = NOTES[language()] && NOTES[language()][note.template];
-  if (wording && typeof wording === 'object') wording = wording[new Intl.PluralRules(language()).select(Number(fields.count))] || wording.other;
-  if (typeof wording !== 'string') wording = note.template;
+  const wording = pluralForm(NOTES[language()] && NOTES[language()][note.template], fields.count) || note.template;
   return wording.replace(/\{(\w+)\}/g, (whole, name) => (Object.hasOwn(fields, name) ? fields[name] : whole));
 }
 

@@ -3,7 +3,8 @@
    as text. Long values start collapsed in a <details> that opens on click. */
 
 import { el } from './dom.js';
-import { exactFloat, groupDigits, plural, shortFloat } from './numbers.js';
+import { t, tCount } from './i18n.js';
+import { exactFloat, groupDigits, shortFloat } from './numbers.js';
 
 const INLINE_ITEMS = 8; // containers with more items (or nested ones) get a collapsible list
 const LONG_TEXT = 160; // strings and reprs longer than this start collapsed
@@ -45,7 +46,8 @@ function collapsible(summaryText, body, open = false) {
 
 function longText(text, cls, note = '') {
   if (text.length <= LONG_TEXT) return el('span', { class: cls, text: text + note });
-  return collapsible(`${text.slice(0, 80)}… ${note || `(${plural(text.length, 'character')})`}`.trim(), el('pre', { class: `${cls} v-full`, text: text + note }));
+  const count = `(${tCount(text.length, '{count} character', '{count} characters')})`;
+  return collapsible(`${text.slice(0, 80)}… ${note || count}`.trim(), el('pre', { class: `${cls} v-full`, text: text + note }));
 }
 
 const isSimple = (v) => v === null || typeof v !== 'object' || ['float', 'int', 'dtype', 'device'].includes(v.t);
@@ -66,9 +68,9 @@ export function renderValue(value) {
     case 'device':
       return el('span', { class: 'v-obj', text: String(value.v) });
     case 'str':
-      return longText(quote(String(value.v)), 'v-str', ` … (${plural(value.len, 'character')})`);
+      return longText(quote(String(value.v)), 'v-str', ` … (${tCount(value.len, '{count} character', '{count} characters')})`);
     case 'bytes':
-      return longText(String(value.v), 'v-str', ` (${plural(value.len, 'byte')})`);
+      return longText(String(value.v), 'v-str', ` (${tCount(value.len, '{count} byte', '{count} bytes')})`);
     case 'list':
     case 'tuple':
     case 'set':
@@ -88,7 +90,7 @@ export function renderValue(value) {
     case 'object':
     case 'truncated': {
       const node = longText(value.repr === null || value.repr === undefined ? `<${value.cls}>` : String(value.repr), 'v-obj');
-      if (value.error) return el('span', {}, node, el('span', { class: 'v-note', text: ` (repr failed: ${value.error})` }));
+      if (value.error) return el('span', {}, node, el('span', { class: 'v-note', text: t(' (repr failed: {error})', { error: value.error }) }));
       return node;
     }
     default:
@@ -106,7 +108,7 @@ function renderSequence(value) {
   const items = value.items || [];
   const [open, close] = brackets(value.t);
   const total = value.len ?? items.length;
-  const more = total > items.length ? `, … ${groupDigits(total - items.length)} more` : '';
+  const more = total > items.length ? `, ${t('… {n} more', { n: groupDigits(total - items.length) })}` : '';
   if (items.length <= INLINE_ITEMS && items.every(isSimple)) {
     const node = el('span', { class: 'v-seq' }, open);
     items.forEach((item, i) => {
@@ -119,7 +121,8 @@ function renderSequence(value) {
   }
   const list = el('ol', { class: 'v-items', start: '0' }, items.map((item) => el('li', {}, renderValue(item))));
   if (more) list.append(el('li', { class: 'v-note', text: more.slice(2) }));
-  return collapsible(`${value.t} of ${plural(total, 'item')} ${open}…${close}`, list, items.length <= INLINE_ITEMS);
+  const summary = t('{type} of {items} {open}…{close}', { type: value.t, items: tCount(total, '{count} item', '{count} items'), open, close });
+  return collapsible(summary, list, items.length <= INLINE_ITEMS);
 }
 
 /** Key-value pairs (a dict's items, a dataclass's fields): inline when few and simple, else a
@@ -137,8 +140,9 @@ function renderPairs(pairs, { open, close, separator, total, label, renderKey })
     return node;
   }
   const table = el('table', { class: 'v-pairs' }, pairs.map(([k, v]) => el('tr', {}, el('th', {}, renderKey(k)), el('td', {}, renderValue(v)))));
-  if (count > pairs.length) table.append(el('tr', {}, el('td', { class: 'v-note', colspan: '2', text: `… ${groupDigits(count - pairs.length)} more` })));
-  return collapsible(`${label} with ${plural(count, label === 'dict' ? 'item' : 'field')}`, table, pairs.length <= INLINE_ITEMS);
+  if (count > pairs.length) table.append(el('tr', {}, el('td', { class: 'v-note', colspan: '2', text: t('… {n} more', { n: groupDigits(count - pairs.length) }) })));
+  const items = label === 'dict' ? tCount(count, '{count} item', '{count} items') : tCount(count, '{count} field', '{count} fields');
+  return collapsible(t('{label} with {items}', { label, items }), table, pairs.length <= INLINE_ITEMS);
 }
 
 function renderInfo(value) {
@@ -159,8 +163,8 @@ function tensorHead(value) {
   const notes = [];
   if (value.t === 'ndarray') notes.push('ndarray');
   if (value.requires_grad) notes.push('requires_grad');
-  if (!value.contiguous) notes.push(`non-contiguous, stride (${(value.stride || []).join(', ')})`);
-  if (value.offset) notes.push(`storage offset ${groupDigits(value.offset)}`);
+  if (!value.contiguous) notes.push(t('non-contiguous, stride ({stride})', { stride: (value.stride || []).join(', ') }));
+  if (value.offset) notes.push(t('storage offset {n}', { n: groupDigits(value.offset) }));
   if (notes.length) head.append(' ', el('span', { class: 'v-note', text: notes.join(' · ') }));
   return head;
 }
@@ -208,16 +212,17 @@ function renderTensor(value) {
       const tables = [];
       slices(value.data, shape.length, [], isFloat, tables);
       body = el('div', {}, tables);
-      if (tables.length * shape[shape.length - 1] * shape[shape.length - 2] < numel) body.append(el('div', { class: 'v-note', text: `first ${tables.length} slices shown` }));
+      if (tables.length * shape[shape.length - 1] * shape[shape.length - 2] < numel) body.append(el('div', { class: 'v-note', text: t('first {n} slices shown', { n: tables.length }) }));
     }
   } else {
     const stats = ['min', 'max', 'mean'].filter((k) => value[k] !== undefined).map((k) => `${k} ${formatCell(value[k], isFloat || k === 'mean')}`);
     const preview = value.preview || [];
     body = el('div', {}, vector(preview, isFloat),
-      el('div', { class: 'v-note', text: `first ${groupDigits(preview.length)} of ${plural(numel, 'element')} (flattened)${stats.length ? ' · ' + stats.join(' · ') : ''}` }));
+      el('div', { class: 'v-note', text: t('first {n} of {elements} (flattened)', { n: groupDigits(preview.length), elements: tCount(numel, '{count} element', '{count} elements') })
+        + (stats.length ? ' · ' + stats.join(' · ') : '') }));
   }
   if (numel <= OPEN_TENSOR) node.append(body);
-  else node.append(collapsible(plural(numel, 'element'), body));
+  else node.append(collapsible(tCount(numel, '{count} element', '{count} elements'), body));
   return node;
 }
 
