@@ -353,3 +353,37 @@ def test_a_distributed_trace_is_deterministic(example, tmp_path):
         for key in ("created", "elapsed_s", "command"):  # the time, and the -o folder in the command
             raw["header"].pop(key)
     assert again == first
+
+
+IMPORTED_BY_NAME = '''import os
+import tempfile
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+from torch.distributed import all_reduce as summed
+from torch.distributed import broadcast
+
+
+def main():
+    rendezvous = os.path.join(tempfile.mkdtemp(), "rendezvous")
+    mp.spawn(worker, args=(2, rendezvous), nprocs=2)
+
+
+def worker(rank, world_size, rendezvous):
+    dist.init_process_group("gloo", init_method=f"file://{rendezvous}", rank=rank, world_size=world_size)
+    x = torch.ones(2) * (rank + 1)
+    summed(x)  # @inspect x
+    y = torch.full((2,), float(rank))
+    broadcast(y, src=1)  # @inspect y
+    dist.destroy_process_group()
+'''
+
+
+def test_collectives_imported_by_name_are_recorded_too(tmp_path, validate_trace):
+    _, loaded = traced(tmp_path, "imported_by_name", IMPORTED_BY_NAME, validate_trace)
+    for rank in loaded.ranks:
+        records = [record for step in rank.steps for record in step.collectives]
+        assert [record["op"] for record in records] == ["all_reduce", "broadcast"]
+        assert records[0]["values"][0][1]["data"] == [float(rank.rank + 1)] * 2 and records[0]["values"][0][2]["data"] == [3.0, 3.0]
+        assert records[1]["values"][0][2]["data"] == [1.0, 1.0]

@@ -12,8 +12,9 @@ trace's `ranks` field (trace/README.md, "ranks").
 
 What else a rank records:
 - Collectives. `torch.distributed.all_reduce`, `all_gather`, `reduce_scatter`, `broadcast`
-  and their relatives are wrapped in the child, so the line calling one carries the tensors
-  it was given, before and after the call (step extras key `collective`).
+  and their relatives are wrapped in the child (also where a lecture module imported one by
+  name), so the line calling one carries the tensors it was given, before and after the call
+  (step extras key `collective`).
 - Failure. A rank whose function raises records the error on its failing line, writes its
   steps and exits with the error, which makes torch end the other ranks (for plain
   `Process`es a watcher thread here does the same). A rank ended by SIGTERM while it waits in
@@ -466,20 +467,32 @@ class _PartWriter:
 
 @contextmanager
 def _recording_collectives(tracer: Tracer) -> Iterator[None]:
-    """Wrap torch.distributed's collectives so that the calling line records its tensors."""
+    """Wrap torch.distributed's collectives so that the calling line records its tensors: in
+    torch.distributed, and where a traced module holds one under a name of its own
+    (`from torch.distributed import all_reduce` ran before this rank's run began)."""
     try:
         import torch.distributed as dist
     except ImportError:
         yield
         return
     originals = {name: getattr(dist, name) for name in COLLECTIVES if hasattr(dist, name)}
-    for name, function in originals.items():
-        setattr(dist, name, _recorded(tracer, name, function))
+    wrappers = {id(function): _recorded(tracer, name, function) for name, function in originals.items()}
+    by_id = {id(function): function for function in originals.values()}
+    places: list[tuple[dict, str, Callable]] = [(vars(dist), name, function) for name, function in originals.items()]
+    traced = set(tracer.traced_files())
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if isinstance(path, str) and os.path.realpath(path) in traced:
+            namespace = vars(module)
+            places += [(namespace, key, value) for key, value in list(namespace.items())
+                       if id(value) in by_id and by_id[id(value)] is value]
+    for namespace, key, function in places:
+        namespace[key] = wrappers[id(function)]
     try:
         yield
     finally:
-        for name, function in originals.items():
-            setattr(dist, name, function)
+        for namespace, key, function in places:
+            namespace[key] = function
 
 
 def _recorded(tracer: Tracer, name: str, function: Callable) -> Callable:
