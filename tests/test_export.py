@@ -328,3 +328,43 @@ def test_a_name_inspected_before_it_exists_is_not_shown(tmp_path):
     for cell in notebook.cells:
         if cell.cell_type == "code":
             exec(cell.source, namespace)  # `b` is not bound yet when the first cell ends
+
+
+def test_values_inspected_in_a_section_that_stays_a_function_are_outputs_of_its_call(tmp_path):
+    (tmp_path / "kept.py").write_text(
+        "from cs336_lectures import text\n\n\n"
+        "def main():\n"
+        "    counting()\n"
+        '    text("done")\n\n\n'
+        "def counting():\n"
+        '    text("Counting")\n'
+        "    for i in range(3):\n"
+        "        square = i * i  # @inspect square\n"
+        "        if i == 1:\n"
+        "            later = i  # @inspect later\n"
+        "    words = sorted(['b', 'a'])  # @inspect words missing\n"
+        "    return len(words)  # @inspect words\n")
+    result = cli("export", "kept.py", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    notebook = nbformat.read(tmp_path / "kept.ipynb", as_version=4)
+    assert "counting" not in notebook.metadata["cs336_lectures"]["flattened"]  # it returns
+    setup = notebook.cells[2].source
+    assert ("        square = i * i  # @inspect square\n        show_values(square=square)\n" in setup
+            and "            later = i  # @inspect later\n            show_values(later=later)\n" in setup)
+    # `missing` is never bound: the added line shows only `words`; nothing follows the return
+    assert "    words = sorted(['b', 'a'])  # @inspect words missing\n    show_values(words=words)\n    return" in setup
+    call = next(cell for cell in notebook.cells if cell.source == "counting()")
+    shown = [output.data.get("text/markdown") or output.data["text/plain"] for output in call.outputs]
+    assert shown == ["Counting", "square = 0", "square = 1", "later = 1", "square = 4", "words = ['a', 'b']"]
+    namespace: dict = {}
+    printed = []
+    import cs336_lectures.runtime.notebook as notebook_module
+    original = notebook_module.show_values
+    try:  # run as a fresh kernel would: the added lines show the same values in the same order
+        notebook_module.show_values = lambda **values: printed.append(values)
+        for cell in notebook.cells:
+            if cell.cell_type == "code":
+                exec(cell.source, namespace)
+    finally:
+        notebook_module.show_values = original
+    assert printed == [{"square": 0}, {"square": 1}, {"later": 1}, {"square": 4}, {"words": ["a", "b"]}]

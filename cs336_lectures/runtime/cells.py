@@ -18,6 +18,8 @@ Any other function stays a function: defined in the setup cell, called from a co
 The setup cell holds the module's top level (imports, helpers, constants) minus the flattened
 functions and any `if __name__ == "__main__":` block, and runs first, as the tracer runs the
 module before calling the entry. A file without a `main()` is laid out as its top level.
+Inside a function that stays one, a statement with `# @inspect` can be followed by a line that
+shows those values (`Layout.setup_showing`), so that its call's cell displays them as it runs.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import builtins
 import io
 import tokenize
 from dataclasses import dataclass, field
+from typing import Callable
 
 from cs336_lectures.runtime.directives import parse_directives
 
@@ -50,11 +53,24 @@ class Statement:
     inspected: tuple[str, ...] = ()  # names its `# @inspect` comments ask for
 
 
+@dataclass(frozen=True)
+class InspectedInFunction:
+    """A statement with `# @inspect` inside a function that stays a function."""
+
+    first_line: int
+    last_line: int
+    indent: str  # of its first line: a line added after it goes at the same depth
+    inspected: tuple[str, ...]
+
+
 @dataclass
 class Layout:
     setup: str  # code to run first: the module's top level, minus what the statements replace
     statements: list[Statement] = field(default_factory=list)
     flattened: tuple[str, ...] = ()  # functions whose bodies are laid out as statements
+    in_functions: list[InspectedInFunction] = field(default_factory=list)
+    # the setup with a line after each of those statements: {its first line: that line's code}
+    setup_showing: Callable[[dict[int, str]], str] = lambda added: ""
 
 
 def lay_out(source: str, entry: str) -> Layout:
@@ -68,7 +84,7 @@ def lay_out(source: str, entry: str) -> Layout:
     references = _name_counts(tree)
     main = functions.get(entry)
     if main is None or not _flattenable(main, top_names):
-        return Layout(setup=reader.without(tree, []), statements=[reader.call_statement(entry)])
+        return _with_setup(reader, tree, [], [reader.call_statement(entry)])
     statements: list[Statement] = []
     flattened = [main]
     # Laid out beside the entry's body, a section must not bind a name of the entry either.
@@ -81,8 +97,21 @@ def lay_out(source: str, entry: str) -> Layout:
             statements.extend(reader.statements(_body(section), section.name))
         else:
             statements.extend(reader.statements([node], main.name))
+    return _with_setup(reader, tree, flattened, statements)
+
+
+def _with_setup(reader: _SourceReader, tree: ast.Module, flattened: list[ast.FunctionDef],
+                statements: list[Statement]) -> Layout:
+    inspected = [found for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                 and node not in flattened for found in reader.inspected_in(node.body)]
+    lines = {found.first_line: found for found in inspected}
+
+    def setup_showing(added: dict[int, str]) -> str:
+        return reader.without(tree, flattened, {lines[first].last_line: lines[first].indent + code
+                                                for first, code in added.items()})
+
     return Layout(setup=reader.without(tree, flattened), statements=statements,
-                  flattened=tuple(node.name for node in flattened))
+                  flattened=tuple(node.name for node in flattened), in_functions=inspected, setup_showing=setup_showing)
 
 
 def _body(function: ast.FunctionDef) -> list[ast.stmt]:
@@ -211,20 +240,55 @@ class _SourceReader:
             previous_end = node.end_lineno
         return result
 
+    def inspected_in(self, body: list[ast.stmt]) -> list[InspectedInFunction]:
+        """The statements of a function's body (at any depth) that a line showing their inspected
+        values can follow: simple ones that end alone on their line and do not leave the function."""
+        found = []
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found += self.inspected_in(node.body)
+            elif isinstance(node, ast.ClassDef):
+                continue
+            elif any(isinstance(child, ast.stmt) for child in ast.iter_child_nodes(node)):  # a compound statement
+                for child in ast.iter_child_nodes(node):
+                    if isinstance(child, ast.stmt):
+                        found += self.inspected_in([child])
+                    elif isinstance(child, (ast.excepthandler, ast.match_case)):
+                        found += self.inspected_in(child.body)
+            elif not isinstance(node, (ast.Return, ast.Raise, ast.Break, ast.Continue, ast.Global, ast.Nonlocal)):
+                line = self.lines[node.lineno - 1]
+                before = line.encode()[:node.col_offset].decode()  # ast's offsets count UTF-8 bytes
+                after = self.lines[node.end_lineno - 1].encode()[node.end_col_offset:].decode()
+                alone = not before.strip() and not after.split("#")[0].strip()
+                names: list[str] = []
+                for number in range(node.lineno, node.end_lineno + 1):
+                    for name, _ in getattr(self.directives.get(number), "inspect", ()):
+                        if name not in names and name not in _deleted_at_end(node):
+                            names.append(name)
+                if names and alone:
+                    found.append(InspectedInFunction(node.lineno, node.end_lineno, before, tuple(names)))
+        return found
+
     def call_statement(self, function: str) -> Statement:
         """A code statement calling `function` (an entry that cannot be flattened)."""
         return Statement(function=WHOLE_RUN, first_line=0, last_line=0, code=f"{function}()")
 
-    def without(self, tree: ast.Module, removed: list[ast.FunctionDef]) -> str:
+    def without(self, tree: ast.Module, removed: list[ast.FunctionDef], after: dict[int, str] | None = None) -> str:
         """The module's text minus `removed` (with the comments above each: a section's banner
-        goes with the section) and `if __name__ == "__main__":` blocks."""
+        goes with the section) and `if __name__ == "__main__":` blocks; `after` adds a line after
+        a line: {line number: code}."""
         drop: set[int] = set()
         for node in tree.body:
             if node in removed or _is_main_guard(node):
                 first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
                 first = self._comments_start(0, first, across_blank_lines=True)
                 drop.update(range(first, node.end_lineno + 1))
-        kept = [line for number, line in enumerate(self.lines, start=1) if number not in drop]
+        kept = []
+        for number, line in enumerate(self.lines, start=1):
+            if number not in drop:
+                kept.append(line)
+                if after and number in after:
+                    kept.append(after[number])
         text = "\n".join(kept).strip("\n")
         while "\n\n\n\n" in text:
             text = text.replace("\n\n\n\n", "\n\n\n")

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from cs336_lectures.runtime.atomic import write_bytes_atomically
-from cs336_lectures.runtime.cells import WHOLE_RUN, Layout, Statement, lay_out
+from cs336_lectures.runtime.cells import WHOLE_RUN, InspectedInFunction, Layout, Statement, lay_out
 from cs336_lectures.runtime.navigation import TraceModel, read_trace
 from cs336_lectures.runtime.notebook import (data_url_bytes, definition_at, jupyter_markdown, rendering_bundle,
                                               values_bundle)
@@ -131,13 +131,15 @@ def build_notebook(raw: dict, trace_folder: Path):
     outputs = _Outputs(model, layout, lecture_file, trace_folder)
 
     cells = [nbf.new_markdown_cell(_preamble(header, model.files[lecture_file]["path"]))]
-    uses_values = any(statement.inspected for statement in layout.statements)
+    shown_in_functions = {found.first_line: _show_values_call(names) for found, names in outputs.in_functions.items()}
+    uses_values = any(statement.inspected for statement in layout.statements) or bool(shown_in_functions)
     imports = "from cs336_lectures.runtime.tracer import seed_everything\n"
     if uses_values:
         imports += "from cs336_lectures.runtime.notebook import show_values\n"
     cells.append(nbf.new_code_cell(f"{imports}\nseed_everything({header.get('seed', 0)})"))
-    if layout.setup:
-        cells.append(nbf.new_code_cell(layout.setup, metadata={"jupyter": {"source_hidden": True}}))
+    setup = layout.setup_showing(shown_in_functions) if shown_in_functions else layout.setup
+    if setup:
+        cells.append(nbf.new_code_cell(setup, metadata={"jupyter": {"source_hidden": True}}))
 
     code: list[Statement] = []
     markdown: list[str] = []
@@ -234,6 +236,53 @@ class _Outputs:
                     self.last_own_step[index] = s
             if index is not None:
                 self.steps_of.setdefault(index, []).append(s)
+        self._values_in_functions(lecture_file)
+
+    def _values_in_functions(self, lecture_file: int) -> None:
+        """Where the values inspected inside functions that stay functions show: `after[t]` lists
+        the statements whose runs end at step t (their calls' steps included), with the step whose
+        environment holds their values; `in_functions` the names each statement's added line shows
+        (those the trace holds at every run of it: the line cannot show a name some run lacks)."""
+        model = self.model
+        by_line: dict[int, InspectedInFunction] = {}
+        for found in self.layout.in_functions:
+            by_line.update((line, found) for line in range(found.first_line, found.last_line + 1))
+        self.after: dict[int, list[tuple[InspectedInFunction, int]]] = {}
+        names: dict[InspectedInFunction, set[str]] = {}
+        running: dict[int, tuple[InspectedInFunction, int]] = {}  # call -> statement running in it, its last own step
+
+        def ended(found: InspectedInFunction, last: int, end: int) -> None:
+            if "x" in model.extras(last):  # it raised: the line after it never ran
+                return
+            env = model.environment(last)
+            names[found] = names.get(found, set(found.inspected)) & set(env)
+            self.after.setdefault(end, []).append((found, last))
+
+        for s in range(model.num_steps):
+            call = model.step_call[s]
+            for other, (found, last) in list(running.items()):
+                inside = found.first_line <= model.line_of(s) <= found.last_line and model.step_file[s] == lecture_file
+                if (other == call and not inside) or (other != call and not self._within(call, other)):
+                    ended(found, last, s - 1)
+                    del running[other]
+                elif other == call:
+                    running[other] = (found, s)
+            found = by_line.get(model.line_of(s)) if model.step_file[s] == lecture_file else None
+            if found is not None and call not in running:
+                running[call] = (found, s)
+        for found, last in running.values():
+            ended(found, last, model.num_steps - 1)
+        self.in_functions = {found: tuple(name for name in found.inspected if name in names.get(found, found.inspected))
+                             for found in self.layout.in_functions}
+        self.in_functions = {found: shown for found, shown in self.in_functions.items() if shown}
+
+    def _within(self, call: int, ancestor: int) -> bool:
+        """Whether `call` was made, at any depth, from `ancestor`."""
+        while call >= 0:
+            call = self.model.call_parent[call]
+            if call == ancestor:
+                return True
+        return False
 
     def _anchor(self, s: int, laid_out: set[int], anchors: dict) -> tuple[int, int] | None:
         call = self.model.step_call[s]
@@ -278,6 +327,11 @@ class _Outputs:
                     outputs.append(nbf.new_output("error", ename=error.get("type", "Error"),
                                                   evalue=error.get("message", ""),
                                                   traceback=error.get("traceback", "").splitlines()))
+                for found, last in self.after.get(s, ()):
+                    shown = self.in_functions.get(found)
+                    if shown:
+                        env = self.model.environment(last)
+                        outputs.append(nbf.new_output("display_data", data=values_bundle({name: env[name][0] for name in shown})))
             if statement.inspected and index in self.last_own_step:
                 env = self.model.environment(self.last_own_step[index])
                 values = {name: env[name][0] for name in self.shown_names(statement)}
