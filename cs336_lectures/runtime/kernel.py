@@ -859,6 +859,7 @@ def _run_full(lecture: Path, out: Path, socket_path: str, order: dict, source: s
     try:
         os.setpgid(0, 0)
         signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a fresh Python process
+        faulthandler.unregister(STACKS_SIGNAL)  # SIGUSR1 as in a fresh Python process (checkpoints inherit it)
         runner = Runner(lecture, out, socket_path, order["id"], source)
         runner.starts = order["starts"]
         runner.channel = _connect(socket_path)
