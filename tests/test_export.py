@@ -31,6 +31,14 @@ def cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=600)
 
 
+def export_lecture(folder: Path, name: str, source: str):
+    """Write `source` as NAME.py in `folder`, export it (tracing it first) and read the notebook back."""
+    (folder / f"{name}.py").write_text(source)
+    result = cli("export", f"{name}.py", cwd=folder)
+    assert result.returncode == 0, result.stderr
+    return nbformat.read(folder / f"{name}.ipynb", as_version=4)
+
+
 @pytest.fixture(scope="module")
 def traces(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("traces")
@@ -262,12 +270,9 @@ def test_layout_flattens_sections_that_run_the_same_at_the_top_level():
 
 
 def test_a_lecture_without_main_is_laid_out_as_its_top_level(tmp_path):
-    (tmp_path / "toplevel.py").write_text(
-        'from cs336_lectures import text\n\ntext("# Top level only")\nx = 2 + 3  # @inspect x\n'
+    notebook = export_lecture(
+        tmp_path, "toplevel", 'from cs336_lectures import text\n\ntext("# Top level only")\nx = 2 + 3  # @inspect x\n'
         'for i in range(2):\n    print("i is", i)\ntext("Done: $x = 5$, for $5")\n')
-    result = cli("export", "toplevel.py", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    notebook = nbformat.read(tmp_path / "toplevel.ipynb", as_version=4)
     cells = [(cell.cell_type, cell.source) for cell in notebook.cells[2:]]  # no setup cell: all of it is the lecture
     assert cells == [("code", "from cs336_lectures import text"), ("markdown", "# Top level only"),
                      ("code", "x = 2 + 3  # @inspect x\nshow_values(x=x)"),
@@ -278,7 +283,7 @@ def test_a_lecture_without_main_is_laid_out_as_its_top_level(tmp_path):
 
 
 def test_a_name_deleted_in_its_cell_is_not_shown_at_the_cells_end(tmp_path):
-    (tmp_path / "scoped.py").write_text(
+    notebook = export_lecture(tmp_path, "scoped",
         "import tempfile\n\nfrom cs336_lectures import text\n\n\ndef main():\n"
         "    with tempfile.TemporaryDirectory() as folder:\n"
         "        data = [1, 2]  # @inspect data\n"
@@ -286,9 +291,6 @@ def test_a_name_deleted_in_its_cell_is_not_shown_at_the_cells_end(tmp_path):
         "        del data\n"
         "        kept = 1  # @inspect kept\n"
         '    text("done")\n')
-    result = cli("export", "scoped.py", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    notebook = nbformat.read(tmp_path / "scoped.ipynb", as_version=4)
     cell = next(cell for cell in notebook.cells if "with tempfile" in cell.source)
     assert cell.source.endswith("show_values(size=size, kept=kept)")
     assert [output.data for output in cell.outputs] == [{"text/plain": "size = 2\nkept = 1"}]
@@ -312,13 +314,10 @@ def test_a_section_binding_a_name_of_the_entry_stays_a_function():
 
 
 def test_a_name_inspected_before_it_exists_is_not_shown(tmp_path):
-    (tmp_path / "early.py").write_text(
+    notebook = export_lecture(tmp_path, "early",
         "def main():\n"
         "    a = 1  # @inspect a b\n"
         "    b = a + 1  # @inspect b\n")
-    result = cli("export", "early.py", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    notebook = nbformat.read(tmp_path / "early.ipynb", as_version=4)
     cells = [cell for cell in notebook.cells if cell.cell_type == "code"][1:]  # after the seeding cell
     assert [cell.source for cell in cells] == ["a = 1  # @inspect a b\nshow_values(a=a)",
                                                "b = a + 1  # @inspect b\nshow_values(b=b)"]
@@ -331,7 +330,7 @@ def test_a_name_inspected_before_it_exists_is_not_shown(tmp_path):
 
 
 def test_values_inspected_in_a_section_that_stays_a_function_are_outputs_of_its_call(tmp_path):
-    (tmp_path / "kept.py").write_text(
+    notebook = export_lecture(tmp_path, "kept",
         "from cs336_lectures import text\n\n\n"
         "def main():\n"
         "    counting()\n"
@@ -344,9 +343,6 @@ def test_values_inspected_in_a_section_that_stays_a_function_are_outputs_of_its_
         "            later = i  # @inspect later\n"
         "    words = sorted(['b', 'a'])  # @inspect words missing\n"
         "    return len(words)  # @inspect words\n")
-    result = cli("export", "kept.py", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    notebook = nbformat.read(tmp_path / "kept.ipynb", as_version=4)
     assert "counting" not in notebook.metadata["cs336_lectures"]["flattened"]  # it returns
     setup = notebook.cells[2].source
     assert ("        square = i * i  # @inspect square\n        show_values(square=square)\n" in setup

@@ -96,13 +96,15 @@ def test_collectives_record_their_tensors_before_and_after(example):
     assert broadcasts[1]["values"][0][2] == broadcasts[0]["values"][0][2]  # after: rank 0's tensor
 
 
-FAILING_SPAWN = '''import os
+def two_gloo_ranks(body: str, imports: str = "") -> str:
+    """A lecture whose main() spawns two ranks on gloo; `body` is the rest of the worker, after it joined."""
+    return f'''import os
 import tempfile
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-
+{imports}
 
 def main():
     rendezvous = os.path.join(tempfile.mkdtemp(), "rendezvous")
@@ -110,13 +112,17 @@ def main():
 
 
 def worker(rank, world_size, rendezvous):
-    dist.init_process_group("gloo", init_method=f"file://{rendezvous}", rank=rank, world_size=world_size)
+    dist.init_process_group("gloo", init_method=f"file://{{rendezvous}}", rank=rank, world_size=world_size)
+{body}'''
+
+
+FAILING_SPAWN = two_gloo_ranks('''\
     x = torch.ones(2) * rank  # @inspect x
     if rank == 1:
         raise ValueError("rank 1 gives up")
     dist.all_reduce(x)  # @inspect x
     unreachable = True  # @inspect unreachable
-'''
+''')
 
 
 def test_a_failing_rank_ends_all_ranks_and_keeps_their_steps(tmp_path, validate_trace):
@@ -355,29 +361,13 @@ def test_a_distributed_trace_is_deterministic(example, tmp_path):
     assert again == first
 
 
-IMPORTED_BY_NAME = '''import os
-import tempfile
-
-import torch
-import torch.distributed as dist
-import torch.multiprocessing as mp
-from torch.distributed import all_reduce as summed
-from torch.distributed import broadcast
-
-
-def main():
-    rendezvous = os.path.join(tempfile.mkdtemp(), "rendezvous")
-    mp.spawn(worker, args=(2, rendezvous), nprocs=2)
-
-
-def worker(rank, world_size, rendezvous):
-    dist.init_process_group("gloo", init_method=f"file://{rendezvous}", rank=rank, world_size=world_size)
+IMPORTED_BY_NAME = two_gloo_ranks('''\
     x = torch.ones(2) * (rank + 1)
     summed(x)  # @inspect x
     y = torch.full((2,), float(rank))
     broadcast(y, src=1)  # @inspect y
     dist.destroy_process_group()
-'''
+''', imports="from torch.distributed import all_reduce as summed\nfrom torch.distributed import broadcast\n")
 
 
 def test_collectives_imported_by_name_are_recorded_too(tmp_path, validate_trace):
