@@ -321,6 +321,7 @@ const STRINGS = {
 
 let current = initialLanguage();
 const listeners = [];
+const pluralRules = new Map(); // language -> its Intl.PluralRules, made once
 
 function initialLanguage() {
   const asked = new URLSearchParams(location.search).get('lang');
@@ -358,7 +359,8 @@ export function tCount(count, one, many) {
 export function pluralForm(entry, count) {
   if (typeof entry === 'string') return entry;
   if (!entry || typeof entry !== 'object') return null;
-  return entry[new Intl.PluralRules(current).select(Number(count))] || entry.other || null;
+  if (!pluralRules.has(current)) pluralRules.set(current, new Intl.PluralRules(current));
+  return entry[pluralRules.get(current).select(Number(count))] || entry.other || null;
 }
 
 function fillFields(wording, fields) {
