@@ -170,10 +170,13 @@ class KernelProcess:
             os.kill(self.process.pid, STACKS_SIGNAL)
         except OSError:
             return ""
-        deadline = time.monotonic() + 1.0
-        while self.stderr.total == before and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.1)  # the rest of the dump
+        deadline = time.monotonic() + 2.0
+        seen = before
+        while time.monotonic() < deadline:  # until the dump has come and stopped coming
+            time.sleep(0.2)
+            if self.stderr.total == seen != before:
+                break
+            seen = self.stderr.total
         return self.output_tail(lines=60)
 
     def cancel(self) -> None:
