@@ -272,9 +272,9 @@ class _Outputs:
                 running[call] = (found, s)
         for found, last in running.values():
             ended(found, last, model.num_steps - 1)
-        self.in_functions = {found: tuple(name for name in found.inspected if name in names.get(found, found.inspected))
-                             for found in self.layout.in_functions}
-        self.in_functions = {found: shown for found, shown in self.in_functions.items() if shown}
+        shown = {found: tuple(name for name in found.inspected if name in names.get(found, found.inspected))
+                 for found in self.layout.in_functions}
+        self.in_functions = {found: names for found, names in shown.items() if names}
 
     def _within(self, call: int, ancestor: int) -> bool:
         """Whether `call` was made, at any depth, from `ancestor`."""

@@ -26,7 +26,6 @@ import __future__
 import argparse
 import ast
 import ctypes
-import datetime
 import faulthandler
 import functools
 import gc
@@ -53,7 +52,7 @@ from cs336_lectures.runtime.directives import parse_directives
 from cs336_lectures.runtime.notes import Note, maybe_note, note
 from cs336_lectures.runtime.rendering import highlight_lines
 from cs336_lectures.runtime.trace_format import write_trace
-from cs336_lectures.runtime.tracer import LectureError, Tracer, trace_lecture
+from cs336_lectures.runtime.tracer import LectureError, Tracer, creation_time, trace_lecture
 
 # Imported once by the kernel, so that no run pays for them. Only libraries and the runtime:
 # the lecture and its own modules are imported by each run (they may change).
@@ -347,7 +346,7 @@ class Runner:
         self.channel = _connect(self.socket_path)
         send(self.channel, {"role": "run", "id": self.run_id, "pid": os.getpid()})
         self.checkpoints = []
-        self.header["created"] = _now()  # the trace is this run's, though it began in an earlier one
+        self.header["created"] = creation_time()  # the trace is this run's, though it began in an earlier one
         self.modules_at_resume = frozenset(sys.modules)
         self.early = bool(order.get("early"))
         self.apply(order["source"], order["changed"], order["starts"])
@@ -485,11 +484,6 @@ def _connect(path: str) -> socket.socket:
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     connection.connect(path)
     return connection
-
-
-def _now() -> str:
-    """The header's `created` format (tracer.trace_lecture)."""
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 def _reap() -> None:

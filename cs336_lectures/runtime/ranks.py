@@ -476,18 +476,15 @@ def _recording_collectives(tracer: Tracer) -> Iterator[None]:
         yield
         return
     originals = {name: getattr(dist, name) for name in COLLECTIVES if hasattr(dist, name)}
-    wrappers = {id(function): _recorded(tracer, name, function) for name, function in originals.items()}
-    by_id = {id(function): function for function in originals.values()}
+    wrapped = {id(function): (function, _recorded(tracer, name, function)) for name, function in originals.items()}
     places: list[tuple[dict, str, Callable]] = [(vars(dist), name, function) for name, function in originals.items()]
-    traced = set(tracer.traced_files())
     for module in list(sys.modules.values()):
         path = getattr(module, "__file__", None)
-        if isinstance(path, str) and os.path.realpath(path) in traced:
-            namespace = vars(module)
-            places += [(namespace, key, value) for key, value in list(namespace.items())
-                       if id(value) in by_id and by_id[id(value)] is value]
+        if isinstance(path, str) and tracer.traces_file(path):
+            places += [(vars(module), key, value) for key, value in list(vars(module).items())
+                       if id(value) in wrapped and wrapped[id(value)][0] is value]
     for namespace, key, function in places:
-        namespace[key] = wrappers[id(function)]
+        namespace[key] = wrapped[id(function)][1]
     try:
         yield
     finally:

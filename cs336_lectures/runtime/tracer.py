@@ -782,7 +782,7 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
                             inspect_all=inspect_all, max_steps=max_steps, timeout=timeout,
                             on_progress=on_progress)
             seed_everything(seed)
-            created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+            created = creation_time()
             if entry == "<module>":
                 run = load
             else:
@@ -836,6 +836,11 @@ class TraceHooks(Protocol):
 
     def starting(self, tracer: Tracer, module: types.ModuleType, entry: str, header: dict) -> None:
         """Called once the tracer is ready, just before the traced run (`header`: the trace's, so far)."""
+
+
+def creation_time() -> str:
+    """Now, as a trace header's `created` (UTC, to the second)."""
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 def trace_title(path: Path, section: str | None = None) -> str:

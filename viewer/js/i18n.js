@@ -363,7 +363,8 @@ export function pluralForm(entry, count) {
   return entry[pluralRules.get(current).select(Number(count))] || entry.other || null;
 }
 
-function fillFields(wording, fields) {
+/** fillFields('line {n}', { n: 3 }) -> "line 3"; a field not given stays as {name}. */
+export function fillFields(wording, fields) {
   return wording.replace(/\{(\w+)\}/g, (whole, name) => (Object.hasOwn(fields, name) ? String(fields[name]) : whole));
 }
 

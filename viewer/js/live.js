@@ -335,7 +335,8 @@ class Live {
     const installed = event.state === 'ok' || event.installed;
     const changed = news && (current === event.trace ? installed || viewer.showsEarly() : current === event.failed_trace);
     const reloaded = changed ? viewer.reload() : Promise.resolve();
-    if (event.state === 'ok' && news && runNote(event)) reloaded.then(() => showBriefly(runNote(event)));
+    const said = runNote(event);
+    if (event.state === 'ok' && news && said) reloaded.then(() => showBriefly(said));
   }
 }
 

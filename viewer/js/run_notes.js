@@ -8,7 +8,7 @@
    be an object of plural forms, picked for the count by the language's own rules
    (i18n.js's pluralForm: Russian has three). */
 
-import { language, pluralForm } from './i18n.js';
+import { fillFields, language, pluralForm } from './i18n.js';
 
 const RU_SECTIONS = { one: '{count} раздел', few: '{count} раздела', many: '{count} разделов', other: '{count} раздела' };
 const RU_STEPS = { one: '{count} шаг', few: '{count} шага', many: '{count} шагов', other: '{count} шага' };
@@ -109,7 +109,7 @@ export function say(note) {
     fields[name] = value && typeof value === 'object' ? say(value) : String(value);
   }
   const wording = pluralForm(NOTES[language()] && NOTES[language()][note.template], fields.count) || note.template;
-  return wording.replace(/\{(\w+)\}/g, (whole, name) => (Object.hasOwn(fields, name) ? fields[name] : whole));
+  return fillFields(wording, fields);
 }
 
 /** What an event of the server says about its run: its note in the chosen language, else its
