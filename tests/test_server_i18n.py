@@ -15,6 +15,7 @@ def test_saving_a_catalog_retraces_with_the_new_translation(serve, workspace):
     put_trace(workspace)
     server = serve("lectures/lecture_t.py")
     listener = Events(server)
+    server.watcher.files.ready.wait(10)  # a save before the watch is in place would go unseen
     catalog = Catalog("ru", lecture.name, [Entry("# Hello", "# Привет", where="<module>")])
     save_catalog(catalog, catalog_path(lecture, "ru"))
     assert wait_for(listener, "lecture_t")["state"] == "ok"
