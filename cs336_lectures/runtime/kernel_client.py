@@ -209,7 +209,8 @@ class KernelProcess:
         self.cancelled.set()
         try:
             with self.send_lock:
-                send(self.connection, {"op": "stop"})
+                if self.connection is not None:  # None while start() is still under way on another thread
+                    send(self.connection, {"op": "stop"})
         except OSError:
             pass
         try:
@@ -221,9 +222,11 @@ class KernelProcess:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
-        self.connection.close()
+        if self.connection is not None:
+            self.connection.close()
         for tail in (self.stdout, self.stderr):
-            tail.thread.join(timeout=2)
+            if tail is not None:
+                tail.thread.join(timeout=2)
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
