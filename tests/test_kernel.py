@@ -17,11 +17,11 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from cs336_lectures.runtime import kernel_client
-from cs336_lectures.runtime.kernel_client import (KernelProcess, KernelUnavailable, OutputTail, fork_safe_openmp,
+from cs336_lectures.runtime.kernel import client as kernel_client
+from cs336_lectures.runtime.kernel.client import (KernelProcess, KernelUnavailable, OutputTail, fork_safe_openmp,
                                                    forking_supported, process_stats)
-from cs336_lectures.runtime.notes import note
-from cs336_lectures.runtime.trace_compare import comparable, first_difference
+from cs336_lectures.runtime.i18n.run_messages import note
+from cs336_lectures.runtime.trace.compare import comparable, first_difference
 
 pytestmark = pytest.mark.skipif(not forking_supported(), reason="the kernel needs fork() and /proc (Linux)")
 
