@@ -148,7 +148,7 @@ class _InterruptedWait:
 def test_ctrl_c_cancels_only_when_the_answer_is_yes(capsys, tmp_path, answer, cancelled, said):
     job = _InterruptedWait()
     asked = []
-    status = follow(job, {"job_id": "7", "folder": str(tmp_path)}, "cs336-lectures", str,
+    status = follow(job, {"job_id": "7", "folder": str(tmp_path)}, "cs336-lectures",
                     lambda question: asked.append(question) or answer)
     assert status == 130 and job.cancelled is cancelled and asked == ["\nCancel job 7? [y/N] "]
     assert said in capsys.readouterr().err

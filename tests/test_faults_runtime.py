@@ -33,7 +33,7 @@ from cs336_lectures.models import Cruncher
 from cs336_lectures.optimizers import Adam
 from cs336_lectures.atomic import remove_stale_temporaries, write_atomically, write_bytes_atomically
 from cs336_lectures.runtime.trace.format import Trace, TraceFormatError, load_trace
-from cs336_lectures.runtime.tracing.engine import trace_lecture
+from cs336_lectures.runtime.tracing.lecture_run import trace_lecture
 from cs336_lectures.training import load_checkpoint, save_checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]

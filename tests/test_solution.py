@@ -11,7 +11,7 @@ import pytest
 
 from cs336_lectures import solution
 from cs336_lectures.runtime.trace.format import TraceFormatError, load_trace
-from cs336_lectures.runtime.tracing.engine import trace_lecture
+from cs336_lectures.runtime.tracing.lecture_run import trace_lecture
 
 
 def trace_program(tmp_path: Path, source: str, validate_trace):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cs336_lectures.runtime.lecture.directives import parse_directives
 from cs336_lectures.runtime.trace.compare import comparable, first_difference
-from cs336_lectures.runtime.tracing.engine import trace_lecture
+from cs336_lectures.runtime.tracing.lecture_run import trace_lecture
 
 LECTURE = '''import time
 

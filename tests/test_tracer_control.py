@@ -12,7 +12,8 @@ import pytest
 from test_tracer import trace_program
 
 from cs336_lectures.runtime.lecture.directives import DirectiveWarning, parse_directives
-from cs336_lectures.runtime.tracing.engine import LectureError, environment, trace_lecture
+from cs336_lectures.runtime.tracing.lecture_run import environment, trace_lecture
+from cs336_lectures.runtime.tracing.result import LectureError
 
 HELPER = """
 def helper(n):

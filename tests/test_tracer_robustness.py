@@ -10,7 +10,7 @@ from pathlib import Path
 from test_tracer import trace_program
 
 from cs336_lectures import load_trace
-from cs336_lectures.runtime.tracing.engine import trace_lecture
+from cs336_lectures.runtime.tracing.lecture_run import trace_lecture
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
 if TYPE_CHECKING:
-    from cs336_lectures.runtime.tracing.engine import TraceResult
+    from cs336_lectures.runtime.tracing.result import TraceResult
 
 PROG = "cs336-lectures"
 DEFAULT_MAX_STEPS = 10_000_000  # about 1.5 GB while tracing; a real lecture takes thousands
@@ -133,7 +133,8 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
 def trace(args: argparse.Namespace, argv: list[str]) -> int:
     """`cs336-lectures trace`: trace each lecture in turn; returns the exit status."""
     from cs336_lectures.runtime.course.importer import refuse_to_replace_course_trace
-    from cs336_lectures.runtime.tracing.engine import LectureError, trace_lecture, trace_title
+    from cs336_lectures.runtime.tracing.lecture_run import trace_lecture, trace_title
+    from cs336_lectures.runtime.tracing.result import LectureError
 
     output_dir = Path(args.output)
     writers: dict[str, str] = {}  # trace title -> the lecture that writes it
@@ -168,7 +169,7 @@ def trace(args: argparse.Namespace, argv: list[str]) -> int:
             print(f"{PROG}: interrupted while tracing {file}; no trace written", file=sys.stderr)
             return 130
         if result.status != "ok" or not args.quiet:  # failures are reported even with --quiet
-            print(summary(result), file=sys.stderr)
+            print(result.summary(), file=sys.stderr)
         if result.interrupted:
             return 130
         if result.status != "ok":
@@ -184,18 +185,6 @@ def _supervised(traced: Callable[..., TraceResult], trace_path: Path, timeout: f
         return traced()
     return supervisor.run_supervised(lambda supervision: traced(supervision=supervision),
                                      trace_path=trace_path, timeout=timeout)
-
-
-def summary(result: TraceResult) -> str:
-    """One line per traced lecture: 'var/traces/lecture_01.json: ok, 493 steps in 1.1 s'."""
-    steps = f"{result.num_steps} step{'' if result.num_steps == 1 else 's'}"
-    line = f"{result.path}: {result.status}, {steps} in {result.elapsed_s:.1f} s"
-    if result.message:
-        line = f"{line}: {result.message}"
-    if result.threads_left:
-        threads = "a thread" if result.threads_left == 1 else f"{result.threads_left} threads"
-        line = f"{line} (the lecture left {threads} running, stopped once the trace was written)"
-    return line
 
 
 def _fix_hash_seed() -> None:

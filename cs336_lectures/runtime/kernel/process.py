@@ -52,7 +52,9 @@ from cs336_lectures.runtime.lecture.directives import parse_directives
 from cs336_lectures.runtime.i18n.run_messages import Note, maybe_note, note
 from cs336_lectures.runtime.render.rendering import highlight_lines
 from cs336_lectures.runtime.trace.format import write_trace
-from cs336_lectures.runtime.tracing.engine import LectureError, Tracer, creation_time, trace_lecture
+from cs336_lectures.runtime.tracing.engine import Tracer
+from cs336_lectures.runtime.tracing.lecture_run import creation_time, trace_lecture
+from cs336_lectures.runtime.tracing.result import LectureError
 
 # Imported once by the kernel, so that no run pays for them. Only libraries and the runtime:
 # the lecture and its own modules are imported by each run (they may change).
