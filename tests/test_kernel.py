@@ -18,12 +18,12 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from cs336_lectures.runtime.kernel import client as kernel_client
-from cs336_lectures.runtime.kernel.client import (KernelProcess, KernelUnavailable, OutputTail, fork_safe_openmp,
-                                                   forking_supported, process_stats)
+from cs336_lectures.runtime.kernel.client import KernelProcess, KernelUnavailable, OutputTail
+from cs336_lectures.runtime.processes import fork_safe_openmp, kernel_can_fork, process_stats
 from cs336_lectures.runtime.i18n.run_messages import note
 from cs336_lectures.runtime.trace.compare import comparable, first_difference
 
-pytestmark = pytest.mark.skipif(not forking_supported(), reason="the kernel needs fork() and /proc (Linux)")
+pytestmark = pytest.mark.skipif(not kernel_can_fork(), reason="the kernel needs fork() and /proc (Linux)")
 
 LIMITS = {"max_steps": 200_000, "timeout": 120.0}
 

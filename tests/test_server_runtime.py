@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from cs336_lectures.runtime.kernel.client import forking_supported
+from cs336_lectures.runtime.processes import kernel_can_fork
 from test_server import Events, request, wait_for, wait_idle
 
-needs_kernel = pytest.mark.skipif(not forking_supported(), reason="the kernel needs fork() and /proc (Linux)")
+needs_kernel = pytest.mark.skipif(not kernel_can_fork(), reason="the kernel needs fork() and /proc (Linux)")
 
 LECTURE = '''import random
 
@@ -154,7 +154,7 @@ def test_explicit_retrace_runs_the_whole_lecture(server, project):
     assert request(server, "POST", "/api/retrace?trace=lec", token=server.token)[0] == 202
     event = wait_for(listener, "lec")
     assert event["state"] == "ok", event
-    if forking_supported():
+    if kernel_can_fork():
         assert "a re-trace was asked for" in event["message"]
 
 

@@ -454,11 +454,11 @@ def test_the_runtime_is_never_traced(tmp_path, validate_trace):
 @pytest.mark.parametrize("body, max_steps", [("pass", None), ("raise ValueError('x')", None),
                                               ("while True:\n        pass", 5)])
 def test_the_process_state_is_restored_after_a_trace(tmp_path, validate_trace, body, max_steps):
-    from cs336_lectures.runtime.lecture.primitives import active_recorder
+    from cs336_lectures.runtime.lecture import primitives
 
     stdin, stdout, stderr, trace_function = sys.stdin, sys.stdout, sys.stderr, sys.gettrace()
     trace_program(tmp_path, f"def main():\n    {body}\n", validate_trace, max_steps=max_steps)
-    assert (sys.stdin, sys.stdout, sys.stderr, sys.gettrace(), active_recorder()) == (stdin, stdout, stderr,
+    assert (sys.stdin, sys.stdout, sys.stderr, sys.gettrace(), primitives._recorder) == (stdin, stdout, stderr,
                                                                                       trace_function, None)
     assert "lecture" not in sys.modules
 

@@ -20,13 +20,14 @@ import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from cs336_lectures.runtime.tracing import DEFAULT_MAX_STEPS
+
 if TYPE_CHECKING:
     from cs336_lectures.runtime.tracing.result import TraceResult
 
 PROG = "cs336-lectures"
-DEFAULT_MAX_STEPS = 10_000_000  # about 1.5 GB while tracing; a real lecture takes thousands
 DELEGATED = {  # subcommand -> (module defining add_arguments(parser) and run(args), summary)
-    "serve": ("cs336_lectures.runtime.server.http_server", "serve the viewer and traces; re-trace lectures when they change"),
+    "serve": ("cs336_lectures.runtime.cli.serve", "serve the viewer and traces; re-trace lectures when they change"),
     "build": ("cs336_lectures.runtime.publish.site", "export the viewer and traces as a static site"),
     "import": ("cs336_lectures.runtime.course.importer", "convert traces published by the Stanford course into ours"),
     "export": ("cs336_lectures.runtime.notebooks.export", "write a lecture or a trace as a Jupyter notebook or markdown"),
@@ -180,8 +181,9 @@ def trace(args: argparse.Namespace, argv: list[str]) -> int:
 def _supervised(traced: Callable[..., TraceResult], trace_path: Path, timeout: float | None) -> TraceResult:
     """traced() in a supervised child process where the system can fork (supervisor.py), so that a
     limit always ends the lecture; in this process elsewhere."""
+    from cs336_lectures.runtime.processes import can_fork
     from cs336_lectures.runtime.tracing import supervisor
-    if not supervisor.supported():
+    if not can_fork():
         return traced()
     return supervisor.run_supervised(lambda supervision: traced(supervision=supervision),
                                      trace_path=trace_path, timeout=timeout)

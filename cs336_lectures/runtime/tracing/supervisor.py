@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Callable
 
+from cs336_lectures.runtime.processes import die_with_parent
 from cs336_lectures.runtime.trace.format import write_trace
 
 if TYPE_CHECKING:
@@ -63,8 +64,6 @@ _ENFORCED_EXIT = 3  # the child's exit status when its enforcer ended it after w
 _RUNTIME_DIR = str(Path(__file__).resolve().parents[1])
 
 
-def supported() -> bool:
-    return hasattr(os, "fork") and sys.platform != "darwin"  # macOS frameworks do not survive fork
 
 
 # --- the child: snapshots, the enforcer, messages to the parent ---------------------------------
@@ -184,17 +183,6 @@ def _flush_standard_streams() -> None:
             pass
 
 
-def _die_with_parent(parent: int) -> None:
-    """Linux: the child gets SIGKILL when the parent dies (the server kills a stuck `trace` command)."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent:  # the parent died before prctl took effect
-        os._exit(1)
 
 
 # --- the parent: waiting, killing, writing the trace from a snapshot ---------------------------
@@ -240,7 +228,7 @@ def _child_main(trace: Callable[[Supervision], TraceResult], folder: Path, contr
 
     status = 0
     try:
-        _die_with_parent(parent)
+        die_with_parent(parent)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         sys.stderr = _ForwardedText(errors, isatty=_isatty(sys.stderr))
         supervision = Supervision(folder, control, timeout)
