@@ -5,7 +5,7 @@ The terminal viewer and the notebook export read a raw trace (trace/README.md) t
 rules: which steps are stops (never a step on a `@hide` line, nor a step inside a rendering
 statement before its last one), step forward and back, step over and out (a generator's
 activations are one frame), a step at a line, the environment of a step, the headings.
-tests/test_navigation.py checks both implementations against the same traces, move by move.
+tests/runtime/readers/test_navigation.py checks both implementations against the same traces, move by move.
 
     >>> model = TraceModel(read_trace("var/traces/lecture_01.json"))
     >>> s = model.first_stop(); model.step_over(s, 1)

@@ -16,7 +16,7 @@ from cs336_lectures.runtime.i18n.catalog import Catalog, CatalogError, Entry, ca
 from cs336_lectures.runtime.i18n.templates import Template, TemplateError
 from cs336_lectures.runtime.i18n.translatable import scan_source
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "lectures" / "example_i18n.py"
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from cs336_lectures import load_trace
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LECTURES = ("lecture_01", "lecture_02", "example_basics")
 
 

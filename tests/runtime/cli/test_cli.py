@@ -12,7 +12,7 @@ import pytest
 
 from cs336_lectures.runtime.cli.main import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 GOOD = "def main():\n    x = 1  # @inspect x\n    print('hello')\n"
 
 

@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 from viewer_support import StaticSite, line_of, write_site
 
 pytestmark = pytest.mark.browser
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 LECTURE = '''from cs336_lectures import solution, text
 

@@ -19,7 +19,7 @@ from hypothesis.extra import numpy as npst
 
 from cs336_lectures.runtime.trace.values import BUDGET, MAX_ITEMS, MAX_OVERSHOOT, ValueEncoder, decode
 
-SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "trace" / "schema.json").read_text())
+SCHEMA = json.loads((Path(__file__).resolve().parents[3] / "trace" / "schema.json").read_text())
 VALUE_VALIDATOR = jsonschema.Draft202012Validator(
     {"$schema": SCHEMA["$schema"], "$defs": SCHEMA["$defs"], "$ref": "#/$defs/value"}
 )

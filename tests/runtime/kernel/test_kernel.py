@@ -453,7 +453,7 @@ def test_output_tail_keeps_the_last_bytes():
 
 # --- the shipped lectures ------------------------------------------------------------------------
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.slow

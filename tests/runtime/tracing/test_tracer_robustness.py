@@ -12,7 +12,7 @@ from test_tracer import trace_program
 from cs336_lectures import load_trace
 from cs336_lectures.runtime.tracing.lecture_run import trace_lecture
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_runaway_recursion_ends_in_an_error_step_without_the_tracers_frames(tmp_path, validate_trace):

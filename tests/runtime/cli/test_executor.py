@@ -16,7 +16,7 @@ import pytest
 
 from cs336_lectures.runtime.cli.batch import ExecutorError, follow, merged_settings
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 LECTURE = ROOT / "lectures" / "example_basics.py"
 pytestmark = pytest.mark.slow
 

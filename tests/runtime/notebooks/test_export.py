@@ -20,7 +20,7 @@ from cs336_lectures.runtime.notebooks.outputs import jupyter_markdown
 from viewer_support import demo_trace
 
 nbformat = pytest.importorskip("nbformat")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 LECTURES = ["lecture_01", "lecture_02", "example_basics"]
 KERNEL_TIMEOUT_S = 600  # per cell: lecture 1 trains small tokenizers; two loaded cores are slow
 

@@ -14,7 +14,7 @@ from cs336_lectures.tokenization.tokenizer import LONG_PIECE
 
 EOT = "<|endoftext|>"
 FIXTURE_TEXTS = ["corpus.en", "tinystories_sample.txt", "address.txt", "german.txt"]
-BUNDLED_TEXT = Path(__file__).parent / "fixtures" / "texts" / "mixed.txt"  # numbers, code, scripts, emoji, spaces
+BUNDLED_TEXT = Path(__file__).resolve().parents[1] / "fixtures" / "texts" / "mixed.txt"  # numbers, code, scripts, emoji, spaces
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from test_ranks import FAILING_SPAWN
 from viewer_support import StaticSite, line_of, write_site
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LECTURE = ROOT / "lectures" / "example_distributed.py"
 SCREENSHOTS = os.environ.get("CS336_SCREENSHOTS")  # a folder to keep screenshots in, for a person to look at
 

@@ -24,8 +24,8 @@ from cs336_lectures.runtime.course import compat as course_compat
 from cs336_lectures.runtime.cli.main import main
 from cs336_lectures.runtime.lecture.directives import DirectiveWarning, parse_directives
 
-ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "course"
+ROOT = Path(__file__).resolve().parents[3]
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "course"
 COURSE_HELPERS = ("execute_util", "reference", "references", "lecture_util", "arxiv_util", "file_util", "facts")
 
 

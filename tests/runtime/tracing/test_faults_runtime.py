@@ -36,7 +36,7 @@ from cs336_lectures.runtime.trace.format import Trace, TraceFormatError, load_tr
 from cs336_lectures.runtime.tracing.lecture_run import trace_lecture
 from cs336_lectures.training import load_checkpoint, save_checkpoint
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 HANG_GUARD_S = 60  # a run the fix must end in seconds; a regression fails here instead of hanging
 
 

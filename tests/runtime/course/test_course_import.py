@@ -16,7 +16,7 @@ from cs336_lectures.runtime.cli.main import main
 from cs336_lectures.runtime.course.importer import course_trace_at, default_root
 from cs336_lectures.runtime.publish.site import build_index
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "course"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "course"
 
 
 @pytest.fixture

@@ -20,8 +20,8 @@ import pytest
 
 from cs336_lectures.runtime.readers.navigation import TraceModel, read_trace
 
-ROOT = Path(__file__).resolve().parents[1]
-SNAPSHOTS = Path(__file__).parent / "snapshots"
+ROOT = Path(__file__).resolve().parents[3]
+SNAPSHOTS = Path(__file__).resolve().parents[2] / "snapshots"
 LECTURE = '''import torch
 
 from cs336_lectures import link, text

@@ -18,7 +18,7 @@ from cs336_lectures import load_trace
 from cs336_lectures.runtime.trace.format import Trace
 from cs336_lectures.runtime.tracing.ranks import _has_ended, _peek_exit_code, merge_parts
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 pytestmark = pytest.mark.slow
 
 

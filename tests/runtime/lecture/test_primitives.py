@@ -23,7 +23,7 @@ from cs336_lectures.runtime.render.assets import AssetFetchError, AssetStore, ca
 from cs336_lectures.runtime.lecture import primitives
 from cs336_lectures.runtime.lecture.primitives import figure_svg, set_recorder
 
-SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "trace" / "schema.json").read_text())
+SCHEMA = json.loads((Path(__file__).resolve().parents[3] / "trace" / "schema.json").read_text())
 RENDERING_VALIDATOR = jsonschema.Draft202012Validator(
     {"$schema": SCHEMA["$schema"], "$defs": SCHEMA["$defs"], "$ref": "#/$defs/rendering"}
 )
