@@ -219,6 +219,7 @@ class Retracer:
         self.use_kernels = forking_supported()
         self._kernels: dict[str, KernelProcess] = {}
         self._running_process: dict[str, subprocess.Popen] = {}  # lecture name -> its tracer subprocess
+        self._cancelled: set[subprocess.Popen] = set()  # killed by a newer edit (not by the lecture)
         self.on_modules: Callable[[Lecture, list[str]], None] = lambda lecture, modules: None
 
     def request(self, lecture: Lecture, *, full: Note | None = None, supersede: bool = False) -> None:
@@ -384,6 +385,8 @@ class Retracer:
         if kernel is not None:
             kernel.cancel()
         if process is not None:
+            with self._lock:
+                self._cancelled.add(process)
             _kill_process_group(process)
 
     def _retrace_in_subprocess(self, lecture: Lecture) -> dict | None:
@@ -396,7 +399,7 @@ class Retracer:
             produced = staging / f"{lecture.name}.json"
             trace = _read_trace(produced)
             if trace is None:
-                reason = tail(stderr) or f"the tracer exited with status {returncode} and wrote no trace"
+                reason = tail(stderr) or _no_trace_reason(returncode)
                 return {"state": "error", "message": reason}
             header = trace["header"]
             if returncode == 0 and header.get("status") == "ok":
@@ -427,7 +430,10 @@ class Retracer:
             _kill_process_group(process)  # whatever the lecture started dies with the run
             for tail in output:
                 tail.thread.join(timeout=5)
-            if process.returncode == -signal.SIGKILL and not note:
+            with self._lock:
+                cancelled = process in self._cancelled
+            # A lecture may kill its own process (or its session) too: only our kill is a cancel.
+            if cancelled or self.closed.is_set():
                 return None, ""
             stdout, stderr = (tail.text() for tail in output)
             return process.returncode, (stderr or stdout) + note
@@ -435,6 +441,7 @@ class Retracer:
             with self._lock:
                 self._processes.discard(process)
                 self._running_process.pop(lecture.name, None)
+                self._cancelled.discard(process)
 
     def _has_good_trace(self, lecture: Lecture) -> bool:
         trace = _read_trace(self.traces_dir / f"{lecture.name}.json")
@@ -566,6 +573,18 @@ def _mark_failing(index: dict, latest: dict[str, dict], served: Iterable[str] = 
         if event and event.get("state") == "error" and not event.get("installed"):
             entry["failing"] = str(event.get("message") or "the re-trace failed").splitlines()[0]
     return index
+
+
+def _no_trace_reason(returncode: int) -> str:
+    """Why a tracer that wrote no trace ended: "the tracer exited with status 2", or the signal that killed it."""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return (f"the run was killed by {name} and wrote no trace (did the lecture signal its own process "
+                f"or session?)")
+    return f"the tracer exited with status {returncode} and wrote no trace"
 
 
 def _failure_message(trace: dict, stderr: str, returncode: int) -> str:
