@@ -827,6 +827,9 @@ class RequestHandler(BaseHTTPRequestHandler):
             raise Refused(HTTPStatus.NOT_FOUND, "no such API")
         elif path == f"/traces/{INDEX_NAME}":
             self._send_json(_mark_failing(build_index(server.traces_dir), server.hub.latest, server.lectures), head=head)
+        elif path.startswith(f"/traces/{EARLY_DIR}/assets/"):
+            # The early view's figures, which it names relative to itself, are the traces folder's.
+            self._send_file(contained_file(server.traces_dir / "assets", path[len(f"/traces/{EARLY_DIR}/assets/"):]), head)
         elif path.startswith("/traces/"):
             self._send_file(contained_file(server.traces_dir, path[len("/traces/"):]), head)
         else:
