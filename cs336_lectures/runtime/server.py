@@ -39,6 +39,8 @@ import tempfile
 import threading
 import time
 import webbrowser
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -53,6 +55,9 @@ from cs336_lectures.runtime.kernel_client import KernelProcess, KernelUnavailabl
 from cs336_lectures.runtime.notes import Note, count_of, maybe_note, note
 from cs336_lectures.runtime.site import (CONTENT_SECURITY_POLICY, DEFAULT_TRACES, FAILED_SUFFIX, INDEX_NAME, VIEWER_DIR,
                                          build_index)
+from cs336_lectures.runtime.trace_compare import comparable
+from cs336_lectures.runtime.verification import (LOG_NAME, append_to_log, correction_note, first_differing_step,
+                                                 log_entry)
 from cs336_lectures.runtime.watch import FileWatcher
 
 TOKEN_HEADER = "X-CS336-Token"
@@ -179,6 +184,8 @@ class Lecture:
         self.pending = False
         self.pending_full: Note | None = None  # why the next run must be a whole one (an imported module changed...)
         self.generation = 0
+        self.verifying = False  # a whole run is checking the last resumed one
+        self.traced_source: str | None = None  # the source of the trace served, once known (for the log)
         self.seen = self.stamp()
 
     def sources(self) -> list[Path]:
@@ -201,12 +208,38 @@ class Lecture:
         return tuple(stamps)
 
 
+@dataclass
+class ResumedRun:
+    """A published run that resumed from a checkpoint, kept until a whole run has checked it."""
+
+    trace: dict
+    line: Note  # its run line
+    state: str  # "ok", or "error" for a failed run
+    old_source: str | None  # the source of the trace it replaced, where known
+
+
+@dataclass
+class WholeRun:
+    """A whole run made to check a resumed one: its trace (None if it wrote none) in `folder`."""
+
+    trace: dict | None
+    folder: Path
+    output: str  # the run's stderr or the kernel's output, for a failure's message
+    returncode: int
+    temporary: bool  # the folder is the run's own, removed once it is read
+
+
 class Retracer:
-    """Runs `cs336-lectures trace` for one lecture at a time; requests while one runs coalesce."""
+    """Runs `cs336-lectures trace` for one lecture at a time; requests while one runs coalesce.
+
+    With a `verification_log`, a published run resumed from a checkpoint is then checked by a
+    whole run (verification.py): a difference replaces it, and is said and logged."""
 
     def __init__(self, traces_dir: Path, hub: EventHub, tracer_command: list[str],
-                 max_steps: int | None, timeout: float | None, log: Callable[[str], None] = print):
+                 max_steps: int | None, timeout: float | None, log: Callable[[str], None] = print,
+                 verification_log: Path | None = None):
         self.traces_dir = traces_dir
+        self.verification_log = verification_log
         self.hub = hub
         self.tracer_command = tracer_command
         self.max_steps = max_steps
@@ -230,7 +263,7 @@ class Retracer:
                 lecture.pending_full = full
             if lecture.running:
                 lecture.pending = True
-                if supersede:
+                if supersede or lecture.verifying:  # any request outranks checking a run already shown
                     self._cancel(lecture)
                 return
             lecture.running = True
@@ -254,6 +287,10 @@ class Retracer:
         thread.start()
 
     def _warm_up(self, lecture: Lecture) -> None:
+        try:
+            lecture.traced_source = lecture.path.read_text(encoding="utf-8")  # the fresh trace's (for the log)
+        except (OSError, UnicodeDecodeError):
+            pass
         try:
             self._kernel(lecture).run(max_steps=self.max_steps, timeout=self.timeout)
         except KernelUnavailable as error:
@@ -286,9 +323,21 @@ class Retracer:
                     return
                 if outcome is None:  # cancelled by a newer edit, which runs next
                     continue
+                resumed = outcome.pop("resumed", None)
                 self.hub.publish({"trace": lecture.name, "generation": generation, **outcome})
                 self.log(f"{lecture.name}: {outcome['message']}" if outcome["state"] == "ok"
                          else f"{lecture.name}: failed: {outcome['message']}")
+                with lecture.lock:
+                    if lecture.pending:
+                        continue
+                    lecture.verifying = resumed is not None
+                if resumed is None:
+                    return
+                try:
+                    self._verify(lecture, generation, resumed)
+                finally:
+                    with lecture.lock:
+                        lecture.verifying = False
                 with lecture.lock:
                     if not lecture.pending:
                         return
@@ -353,12 +402,19 @@ class Retracer:
             reason = reply.get("message") or "the run wrote no trace"
             output = kernel.output_tail()
             return {"state": "error", "message": f"{reason}\n{output}".strip()}
+        summary = run_summary(reply)
         if reply["state"] == "ok":
             self._install(kernel.out, produced)
             (self.traces_dir / f"{lecture.name}{FAILED_SUFFIX}").unlink(missing_ok=True)
-            summary = run_summary(reply)
-            return {"state": "ok", "message": str(summary), "note": summary.to_json(), "mode": reply["mode"]}
-        return self._install_failure(lecture, kernel.out, produced, _failure_message(trace, kernel.output_tail(), 2))
+            outcome = {"state": "ok", "message": str(summary), "note": summary.to_json(), "mode": reply["mode"]}
+        else:
+            outcome = self._install_failure(lecture, kernel.out, produced,
+                                            _failure_message(trace, kernel.output_tail(), 2))
+        old_source, lecture.traced_source = lecture.traced_source, _lecture_source(trace)
+        if reply["mode"] == "incremental" and self.verification_log is not None:
+            outcome["verification"] = "pending"
+            outcome["resumed"] = ResumedRun(trace, summary, outcome["state"], old_source)
+        return outcome
 
     def _show_early(self, lecture: Lecture, kernel: KernelProcess, message: dict) -> None:
         """The edited section has run again and the sections after it are running: let viewers
@@ -376,6 +432,96 @@ class Retracer:
         self.hub.publish({"trace": lecture.name, "state": "early", "generation": generation,
                           "file": served.relative_to(self.traces_dir).as_posix(), "until": message.get("until", 0),
                           "message": str(summary), "note": summary.to_json()})
+
+    def _verify(self, lecture: Lecture, generation: int, resumed: ResumedRun) -> None:
+        """Run the whole lecture and compare its trace with the resumed run's (published already):
+        the same, and viewers mark the trace verified; else the whole trace replaces it, the run
+        line says where they parted, and the case goes to the log."""
+        whole = self._whole_run(lecture)
+        if whole is None or self.closed.is_set():  # cancelled: a newer edit runs next
+            return
+        try:
+            if whole.trace is not None:
+                ours, theirs = comparable(resumed.trace), comparable(whole.trace)
+                if ours == theirs:
+                    self.hub.publish({"trace": lecture.name, "generation": generation, "state": "verified",
+                                      "verification": "verified", "mode": "incremental", "message": str(resumed.line),
+                                      "note": resumed.line.to_json()})
+                    self.log(f"{lecture.name}: verified by a whole run")
+                    return
+                step = first_differing_step(ours, theirs)
+            else:
+                ours, theirs, step = comparable(resumed.trace), None, 0
+            correction = correction_note(step)
+            outcome = self._install_correction(lecture, resumed, whole, correction)
+            with lecture.lock:
+                lecture.generation += 1
+                generation = lecture.generation
+                if outcome["state"] != "ok":  # the kernel's checkpoints are the resumed run's: start afresh
+                    lecture.pending_full = note("the last resumed run was corrected")
+            self.hub.publish({"trace": lecture.name, "generation": generation, "verification": "corrected",
+                              "mode": "full", "step": step, **outcome})
+            self.log(f"{lecture.name}: {correction}")
+            self._log_correction(lecture, resumed, ours, theirs, step)
+        finally:
+            if whole.temporary:
+                shutil.rmtree(whole.folder, ignore_errors=True)
+
+    def _whole_run(self, lecture: Lecture) -> WholeRun | None:
+        """The whole lecture, run afresh (forked from its kernel, else in a new process); None if cancelled."""
+        produced = f"{lecture.name}.json"
+        if self.use_kernels and not self.closed.is_set():
+            kernel = self._kernel(lecture)
+            try:
+                reply = kernel.run(max_steps=self.max_steps, timeout=self.timeout,
+                                   full=note("checking a resumed run against a whole one"))
+            except KernelUnavailable as error:
+                self.log(f"{lecture.name}: {error}; checking in a new process instead")
+                self._drop_kernel(lecture)
+            else:
+                if reply is None:
+                    return None
+                trace = _read_trace(kernel.out / produced) if reply.get("status") is not None else None
+                message = reply.get("message") or "the run wrote no trace"
+                return WholeRun(trace, kernel.out, f"{message}\n{kernel.output_tail()}".strip(), 2, temporary=False)
+        if self.closed.is_set():
+            return None
+        staging = Path(tempfile.mkdtemp(prefix=f".verify-{lecture.name}.", dir=self.traces_dir))
+        returncode, stderr = self._run(self.command(lecture, staging), lecture)
+        if returncode is None:
+            shutil.rmtree(staging, ignore_errors=True)
+            return None
+        trace = _read_trace(staging / produced)
+        return WholeRun(trace, staging, tail(stderr) or _no_trace_reason(returncode), returncode, temporary=True)
+
+    def _install_correction(self, lecture: Lecture, resumed: ResumedRun, whole: WholeRun, correction: Note) -> dict:
+        """Put the whole run's trace where the resumed run's was served; the outcome part of the event."""
+        produced = whole.folder / f"{lecture.name}.json"
+        line = {"note": correction.to_json()}
+        if whole.trace is None:  # nothing to install: the lecture, run afresh, writes no trace
+            return {"state": "error", "message": f"{whole.output}\n({correction})", **line}
+        lecture.traced_source = _lecture_source(whole.trace)
+        if whole.trace["header"].get("status") == "ok":
+            self._install(whole.folder, produced)
+            (self.traces_dir / f"{lecture.name}{FAILED_SUFFIX}").unlink(missing_ok=True)
+            return {"state": "ok", "message": str(correction), **line}
+        failure = f"{_failure_message(whole.trace, whole.output, whole.returncode)}\n({correction})"
+        if resumed.state == "ok":  # the good trace served is the resumed run's, which a fresh run does not give
+            self._install(whole.folder, produced)
+            return {"state": "error", "message": failure, "installed": True, "failed_trace": lecture.name, **line}
+        return {**self._install_failure(lecture, whole.folder, produced, failure), **line}
+
+    def _log_correction(self, lecture: Lecture, resumed: ResumedRun, ours: dict, theirs: dict | None,
+                        step: int | None) -> None:
+        whole = theirs if theirs is not None else {"header": {"status": None}, "steps": []}
+        entry = log_entry(lecture=str(lecture.path), trace=lecture.name, resumed_line=str(resumed.line),
+                          old_source=resumed.old_source, new_source=_lecture_source(resumed.trace) or "",
+                          resumed=ours, whole=whole, step=step,
+                          time=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        try:
+            append_to_log(self.verification_log, entry)
+        except OSError as error:
+            self.log(f"{lecture.name}: cannot append to {self.verification_log}: {error.strerror or error}")
 
     def _cancel(self, lecture: Lecture) -> None:
         """Stop the run in progress for `lecture` (called with lecture.lock held)."""
@@ -402,6 +548,7 @@ class Retracer:
                 reason = tail(stderr) or _no_trace_reason(returncode)
                 return {"state": "error", "message": reason}
             header = trace["header"]
+            lecture.traced_source = _lecture_source(trace)
             if returncode == 0 and header.get("status") == "ok":
                 self._install(staging, produced)
                 (self.traces_dir / f"{lecture.name}{FAILED_SUFFIX}").unlink(missing_ok=True)
@@ -549,6 +696,14 @@ def _kill_process_group(process: subprocess.Popen) -> None:
         pass
 
 
+def _lecture_source(trace: dict) -> str | None:
+    """The lecture's source as a trace recorded it (its first file)."""
+    try:
+        return trace["files"][0]["source"]
+    except (KeyError, IndexError, TypeError):
+        return None
+
+
 def _read_trace(path: Path) -> dict | None:
     """The trace at `path` as parsed JSON, or None unless it is readable and has a header."""
     try:
@@ -585,6 +740,16 @@ def _no_trace_reason(returncode: int) -> str:
         return (f"the run was killed by {name} and wrote no trace (did the lecture signal its own process "
                 f"or session?)")
     return f"the tracer exited with status {returncode} and wrote no trace"
+
+
+def _mark_verification(index: dict, latest: dict[str, dict]) -> dict:
+    """Mark each trace whose last resumed run a whole run is checking ("pending"), agreed with
+    ("verified") or replaced ("corrected")."""
+    for entry in index["traces"]:
+        state = (latest.get(entry["name"]) or {}).get("verification")
+        if state:
+            entry["verification"] = state
+    return index
 
 
 def _failure_message(trace: dict, stderr: str, returncode: int) -> str:
@@ -654,7 +819,7 @@ class LectureServer(ThreadingHTTPServer):
 
     def __init__(self, lectures: list[Path], traces_dir: Path, host: str = "127.0.0.1", port: int = 8336,
                  viewer_dir: Path = VIEWER_DIR, max_steps: int | None = None, timeout: float | None = None,
-                 token: str | None = None, log: Callable[[str], None] = print):
+                 token: str | None = None, log: Callable[[str], None] = print, verify: bool = True):
         if ":" in host:
             self.address_family = socket.AF_INET6
         super().__init__((host, port), RequestHandler)
@@ -674,7 +839,8 @@ class LectureServer(ThreadingHTTPServer):
                                  f"{self.lectures[lecture.name].given} and {path}")
             self.lectures[lecture.name] = lecture
         self.hub = EventHub()
-        self.retracer = Retracer(self.traces_dir, self.hub, TRACER_COMMAND, max_steps, timeout, log)
+        self.retracer = Retracer(self.traces_dir, self.hub, TRACER_COMMAND, max_steps, timeout, log,
+                                 verification_log=self.traces_dir.parent / LOG_NAME if verify else None)
         self.watcher = LectureWatcher(self.lectures, self.retracer)
         self.allowed_hosts = {f"{name}:{self.port}" for name in ("127.0.0.1", "localhost", "[::1]")}
         self.allowed_hosts.add(f"{_url_host(host)}:{self.port}".lower())
@@ -826,7 +992,8 @@ class RequestHandler(BaseHTTPRequestHandler):
         elif path.startswith("/api/"):
             raise Refused(HTTPStatus.NOT_FOUND, "no such API")
         elif path == f"/traces/{INDEX_NAME}":
-            self._send_json(_mark_failing(build_index(server.traces_dir), server.hub.latest, server.lectures), head=head)
+            index = _mark_failing(build_index(server.traces_dir), server.hub.latest, server.lectures)
+            self._send_json(_mark_verification(index, server.hub.latest), head=head)
         elif path.startswith(f"/traces/{EARLY_DIR}/assets/"):
             # The early view's figures, which it names relative to itself, are the traces folder's.
             self._send_file(contained_file(server.traces_dir / "assets", path[len(f"/traces/{EARLY_DIR}/assets/"):]), head)
@@ -987,6 +1154,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"step limit passed to the tracer on every re-trace (default: {DEFAULT_MAX_STEPS:,})")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_SECONDS, metavar="SECONDS",
                         help=f"time limit passed to the tracer on every re-trace (default: {DEFAULT_TIMEOUT_SECONDS:g})")
+    parser.add_argument("--no-verify", dest="verify", action="store_false",
+                        help="do not check each resumed run with a whole run in the background (for long lectures)")
 
 
 def _say(message: str) -> None:
@@ -1027,7 +1196,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         server = LectureServer([Path(path) for path in args.lectures], Path(args.traces), host=args.host,
                                port=args.port, max_steps=args.max_steps, timeout=args.timeout,
-                               log=_say)
+                               log=_say, verify=args.verify)
     except ValueError as error:
         print(f"cs336-lectures: error: {error}", file=sys.stderr)
         return 2

@@ -1,0 +1,193 @@
+"""Verification of resumed runs: after a run resumed from a checkpoint is published, the server
+runs the whole lecture in the background; the same trace marks it verified, a different one
+replaces it, says where the two parted and is logged; a newer save cancels the check, and
+`serve --no-verify` turns it off."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from cs336_lectures.runtime.cli import build_parser
+from cs336_lectures.runtime.kernel_client import forking_supported
+from test_server import Events, request, wait_for, wait_idle
+
+pytestmark = pytest.mark.skipif(not forking_supported(), reason="resumed runs need the kernel: fork() and /proc")
+
+# intro() reads a file no edit of the lecture touches: when it changes between two runs, a run that
+# reuses intro's checkpoint shows the old contents, a whole run the new (a divergence no rule sees).
+LECTURE = '''from pathlib import Path
+
+import gate
+
+
+def main():
+    intro()
+    body()
+
+
+def intro():
+    gate.wait_until_open()
+    setting = Path("setting.txt").read_text()  # @inspect setting
+
+
+def body():
+    value = 2 * 3  # @inspect value
+'''
+GATE = '''import time
+from pathlib import Path
+
+
+def wait_until_open(limit: float = 120.0) -> None:
+    gate = Path("gate.txt")
+    if gate.read_text() == "open":
+        return
+    Path("waiting.txt").write_text("yes")
+    deadline = time.monotonic() + limit
+    while gate.read_text() != "open" and time.monotonic() < deadline:
+        time.sleep(0.02)
+'''
+ANY = ("running", "early", "ok", "error", "verified")
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    from test_site import fake_viewer
+
+    monkeypatch.chdir(tmp_path)
+    fake_viewer(tmp_path / "viewer")
+    (tmp_path / "gate.py").write_text(GATE)
+    (tmp_path / "gate.txt").write_text("open")
+    (tmp_path / "setting.txt").write_text("one")
+    (tmp_path / "lec.py").write_text(LECTURE)
+    return tmp_path
+
+
+def start(project: Path, verify: bool = True):
+    from cs336_lectures.runtime.server import LectureServer
+
+    server = LectureServer([project / "lec.py"], project / "traces", port=0, viewer_dir=project / "viewer",
+                           max_steps=100_000, timeout=120, log=lambda message: None, verify=verify)
+    listener = Events(server)
+    server.start()
+    event = wait_for(listener, "lec")
+    assert event["state"] == "ok" and "verification" not in event, event  # a whole run needs no check
+    server.watcher.files.ready.wait(10)
+    return server, listener
+
+
+def values(project: Path, name: str) -> list:
+    trace = json.loads((project / "traces" / "lec.json").read_text())
+    return [step[2]["v"][name] for step in trace["steps"] if len(step) > 2 and name in step[2].get("v", {})]
+
+
+def index_entry(server) -> dict:
+    status, body, _ = request(server, "GET", "/traces/index.json")
+    assert status == 200
+    return next(entry for entry in json.loads(body)["traces"] if entry["name"] == "lec")
+
+
+def log_lines(project: Path) -> list[dict]:
+    log = project / "verification" / "log.jsonl"
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+def test_a_resumed_run_that_a_whole_run_agrees_with_is_marked_verified(project):
+    server, listener = start(project)
+    try:
+        (project / "lec.py").write_text(LECTURE.replace("2 * 3", "2 * 4"))
+        event = wait_for(listener, "lec")
+        assert event["state"] == "ok" and event["mode"] == "incremental", event
+        assert event["verification"] == "pending"
+        checked = wait_for(listener, "lec", ("ok", "error", "verified"))
+        assert checked["state"] == "verified" and checked["verification"] == "verified", checked
+        assert checked["generation"] == event["generation"] and checked["message"] == event["message"]
+        assert index_entry(server)["verification"] == "verified"
+        assert values(project, "value") == [8] and log_lines(project) == []
+    finally:
+        server.close()
+
+
+def test_a_resumed_run_that_differs_from_a_whole_run_is_replaced_said_and_logged(project):
+    server, listener = start(project)
+    try:
+        (project / "setting.txt").write_text("two")
+        (project / "lec.py").write_text(LECTURE.replace("2 * 3", "2 * 4"))
+        event = wait_for(listener, "lec")
+        assert event["state"] == "ok" and event["mode"] == "incremental" and event["verification"] == "pending"
+        corrected = wait_for(listener, "lec", ("ok", "error", "verified"))
+        assert corrected["state"] == "ok" and corrected["verification"] == "corrected", corrected
+        trace = json.loads((project / "traces" / "lec.json").read_text())
+        setting_step = next(index for index, step in enumerate(trace["steps"])
+                            if len(step) > 2 and "setting" in step[2].get("v", {}))
+        assert corrected["step"] == setting_step
+        assert corrected["message"] == f"corrected: the resumed run differed at step {setting_step + 1}"
+        assert corrected["note"] == {"template": "corrected: the resumed run differed at step {step}",
+                                     "fields": {"step": setting_step + 1}}
+        assert corrected["generation"] == event["generation"] + 1  # a new trace for viewers to load
+        assert values(project, "setting") == ["two"] and values(project, "value") == [8]
+        assert index_entry(server)["verification"] == "corrected"
+        (case,) = log_lines(project)
+        assert case["trace"] == "lec" and case["lecture"] == str(project / "lec.py")
+        assert case["first_differing_step"] == setting_step and "'one'" in case["difference"]
+        assert "-    value = 2 * 3  # @inspect value" in case["edit"] and "+    value = 2 * 4" in case["edit"]
+        assert case["resumed_run"] == event["message"] and case["time"]
+        # The next edit resumes from the whole run's checkpoints, which read "two": it agrees.
+        (project / "lec.py").write_text(LECTURE.replace("2 * 3", "2 * 5"))
+        assert wait_for(listener, "lec")["mode"] == "incremental"
+        assert wait_for(listener, "lec", ("ok", "error", "verified"))["state"] == "verified"
+        assert len(log_lines(project)) == 1
+    finally:
+        server.close()
+
+
+def test_a_newer_save_cancels_the_check_of_the_run_before_it(project):
+    server, listener = start(project)
+    try:
+        (project / "gate.txt").write_text("closed")  # the whole run waits in intro; the resumed one reuses it
+        (project / "lec.py").write_text(LECTURE.replace("2 * 3", "2 * 4"))
+        first = wait_for(listener, "lec")
+        assert first["verification"] == "pending", first
+        wait_for_file(project / "waiting.txt")
+        (project / "lec.py").write_text(LECTURE.replace("2 * 3", "2 * 5"))
+        events = [wait_for(listener, "lec", ANY)]
+        while events[-1].get("verification") != "pending" and len(events) < 5:
+            events.append(wait_for(listener, "lec", ANY))
+        assert [event["state"] for event in events] == ["running", "ok"], events  # no verdict on the older run
+        (project / "gate.txt").write_text("open")
+        checked = wait_for(listener, "lec", ("ok", "error", "verified"))
+        assert checked["state"] == "verified" and checked["generation"] == events[-1]["generation"], checked
+        assert values(project, "value") == [10]
+    finally:
+        (project / "gate.txt").write_text("open")
+        server.close()
+
+
+def wait_for_file(path: Path, limit: float = 120) -> None:
+    deadline = time.monotonic() + limit
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.05)
+
+
+def test_no_verify_publishes_the_resumed_run_alone(project):
+    server, listener = start(project, verify=False)
+    try:
+        (project / "setting.txt").write_text("two")
+        (project / "lec.py").write_text(LECTURE.replace("2 * 3", "2 * 4"))
+        event = wait_for(listener, "lec")
+        assert event["state"] == "ok" and event["mode"] == "incremental" and "verification" not in event, event
+        wait_idle(server, "lec")
+        assert listener.live.empty()
+        assert values(project, "setting") == ["one"]  # unchecked: what the resumed run showed stays
+        assert "verification" not in index_entry(server) and log_lines(project) == []
+    finally:
+        server.close()
+
+
+def test_serve_takes_no_verify():
+    assert build_parser(["serve"]).parse_args(["serve", "lec.py", "--no-verify"]).verify is False
+    assert build_parser(["serve"]).parse_args(["serve", "lec.py"]).verify is True
