@@ -111,6 +111,21 @@ def test_a_resumed_run_that_a_whole_run_agrees_with_is_marked_verified(project):
         server.close()
 
 
+def test_a_failed_resumed_run_that_a_whole_run_agrees_with_still_shows_as_failing(project):
+    server, listener = start(project)
+    try:
+        (project / "lec.py").write_text(LECTURE.replace("2 * 3", "2 * None"))
+        event = wait_for(listener, "lec")
+        assert event["state"] == "error" and "TypeError" in event["message"] and event["verification"] == "pending"
+        assert wait_for(listener, "lec", ("ok", "error", "verified"))["state"] == "verified"
+        entry = index_entry(server)
+        assert entry["verification"] == "verified" and "TypeError" in entry["failing"], entry
+        (replayed,) = Events(server).replayed  # what a viewer arriving now hears
+        assert replayed["state"] == "error" and replayed["verification"] == "verified", replayed
+    finally:
+        server.close()
+
+
 def test_a_resumed_run_that_differs_from_a_whole_run_is_replaced_said_and_logged(project):
     server, listener = start(project)
     try:

@@ -15,7 +15,9 @@ and guards itself the way Jupyter does:
   the command line can be read as source, edited or re-traced.
 
 A re-trace writes into a temporary folder and replaces the served trace only when it
-succeeded, so a syntax error or an exception leaves the last good trace in place.
+succeeded, so a syntax error or an exception leaves the last good trace in place. A run
+resumed from a checkpoint is then checked by a whole run in the background, unless
+`--no-verify`: a difference replaces it and is logged (verification.py).
 
     cs336-lectures serve lectures/lecture_01.py --port 8336
 """
@@ -151,7 +153,13 @@ class EventHub:
 
     def publish(self, event: dict) -> None:
         with self._lock:
-            self.latest[event["trace"]] = event
+            previous = self.latest.get(event["trace"])
+            if event["state"] == "verified" and previous is not None:
+                # The run's outcome stands (a viewer arriving later still learns that it failed); only
+                # its check is new.
+                self.latest[event["trace"]] = {**previous, "verification": event["verification"]}
+            else:
+                self.latest[event["trace"]] = event
             for listener in self._listeners:
                 listener.put(event)
 
