@@ -12,6 +12,7 @@ import pytest
 
 from cs336_lectures.runtime.kernel_client import KernelProcess, forking_supported
 from test_server import Events, request, wait_for
+from test_viewer_live import GATE  # the last section waits at it: the test decides when it ends
 
 pytestmark = pytest.mark.skipif(not forking_supported(), reason="the kernel needs fork() and /proc (Linux)")
 
@@ -135,17 +136,6 @@ def drawn():
 
 def slow():
     gate.wait_until_open()
-'''
-GATE = '''import time
-from pathlib import Path
-
-GATE = Path(__file__).with_name("gate.txt")
-
-
-def wait_until_open(limit: float = 120.0) -> None:
-    deadline = time.monotonic() + limit
-    while GATE.read_text() != "open" and time.monotonic() < deadline:
-        time.sleep(0.02)
 '''
 
 

@@ -6,6 +6,8 @@ replaces it, says where the two parted and is logged; a newer save cancels the c
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -13,6 +15,7 @@ import pytest
 
 from cs336_lectures.runtime.cli import build_parser
 from cs336_lectures.runtime.kernel_client import forking_supported
+from cs336_lectures.runtime.trace_compare import comparable, first_difference
 from test_server import Events, request, wait_for, wait_idle
 
 pytestmark = pytest.mark.skipif(not forking_supported(), reason="resumed runs need the kernel: fork() and /proc")
@@ -206,3 +209,46 @@ def test_no_verify_publishes_the_resumed_run_alone(project):
 def test_serve_takes_no_verify():
     assert build_parser(["serve"]).parse_args(["serve", "lec.py", "--no-verify"]).verify is False
     assert build_parser(["serve"]).parse_args(["serve", "lec.py"]).verify is True
+
+
+# link(helper) records helper's line; a line added above helper moves it, while intro, which
+# holds the link, never calls helper: a rule that watches only what ran resumes after intro.
+LINKED = '''from cs336_lectures import link
+
+
+def main():
+    intro()
+    body()
+
+
+def intro():
+    link(helper)
+
+
+def body():
+    value = helper(2)  # @inspect value
+
+
+def helper(n):
+    return n + 1
+'''
+
+
+def test_once_checked_the_served_trace_is_a_fresh_runs_even_where_resuming_erred(project):
+    (project / "lec.py").write_text(LINKED)
+    server, listener = start(project)
+    try:
+        (project / "lec.py").write_text(LINKED.replace("def helper(n):", "# Adds one.\ndef helper(n):"))
+        event = wait_for(listener, "lec")
+        assert event["state"] == "ok", event
+        if event.get("verification") == "pending":
+            checked = wait_for(listener, "lec", ("ok", "error", "verified"))
+            assert len(log_lines(project)) == (checked.get("verification") == "corrected")
+        wait_idle(server, "lec")
+    finally:
+        server.close()
+    subprocess.run([sys.executable, "-m", "cs336_lectures", "trace", str(project / "lec.py"), "-o", "fresh", "--quiet"],
+                   cwd=project, check=True, capture_output=True, timeout=300)
+    served = json.loads((project / "traces" / "lec.json").read_text())
+    fresh = json.loads((project / "fresh" / "lec.json").read_text())
+    assert first_difference(comparable(served), comparable(fresh)) is None

@@ -467,10 +467,10 @@ class Retracer:
                 generation = lecture.generation
                 if outcome["state"] != "ok":  # the kernel's checkpoints are the resumed run's: start afresh
                     lecture.pending_full = note("the last resumed run was corrected")
+            self._log_correction(lecture, resumed, ours, theirs, step)  # in the log before anyone hears of it
             self.hub.publish({"trace": lecture.name, "generation": generation, "verification": "corrected",
                               "mode": "full", "step": step, **outcome})
             self.log(f"{lecture.name}: {correction}")
-            self._log_correction(lecture, resumed, ours, theirs, step)
         finally:
             if whole.temporary:
                 shutil.rmtree(whole.folder, ignore_errors=True)
