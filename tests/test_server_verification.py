@@ -252,3 +252,31 @@ def test_once_checked_the_served_trace_is_a_fresh_runs_even_where_resuming_erred
     served = json.loads((project / "traces" / "lec.json").read_text())
     fresh = json.loads((project / "fresh" / "lec.json").read_text())
     assert first_difference(comparable(served), comparable(fresh)) is None
+
+
+def test_an_early_view_that_was_not_the_start_of_its_runs_trace_is_logged(tmp_path):
+    """The kernel writes no early view where it sees that a recorded step may still change; one it
+    wrote anyway and that differed from the whole trace goes to the log."""
+    import copy
+
+    from cs336_lectures.runtime.notes import note
+    from cs336_lectures.runtime.server import EventHub, Lecture, ResumedRun, Retracer
+    from viewer_support import demo_trace
+
+    log = tmp_path / "verification" / "log.jsonl"
+    retracer = Retracer(tmp_path, EventHub(), [], None, None, log=lambda message: None, verification_log=log)
+    lecture = Lecture(tmp_path / "demo.py")
+    whole = demo_trace()
+    resumed = ResumedRun(whole, note("re-ran `{section}`", section="body"), "ok", None, tmp_path / "shown.json")
+
+    def check(early_steps: list) -> list[dict]:
+        resumed.early.write_text(json.dumps({**whole, "steps": early_steps}))
+        retracer._check_early_view(lecture, resumed)
+        assert not resumed.early.exists()
+        return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+    assert check(whole["steps"][:8]) == []  # the start of the whole trace: nothing to say
+    changed = copy.deepcopy(whole["steps"][:8])
+    changed[5][2]["v"]["total"] = 6  # a value the run changed afterwards, as a resumed generator would
+    (case,) = check(changed)
+    assert case["case"] == "early view" and case["first_differing_step"] == 5 and "'total': 6" in case["difference"]

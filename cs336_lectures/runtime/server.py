@@ -224,6 +224,7 @@ class ResumedRun:
     line: Note  # its run line
     state: str  # "ok", or "error" for a failed run
     old_source: str | None  # the source of the trace it replaced, where known
+    early: Path | None = None  # the early view viewers were shown while it ran, if any
 
 
 @dataclass
@@ -395,11 +396,15 @@ class Retracer:
 
     def _retrace_in_kernel(self, lecture: Lecture, full: Note | None) -> dict | None:
         kernel = self._kernel(lecture)
+        served_early, shown = early_trace(self.traces_dir, lecture.name), shown_early_trace(self.traces_dir, lecture.name)
+        shown.unlink(missing_ok=True)  # the last run's, checked by now
         try:
             reply = kernel.run(max_steps=self.max_steps, timeout=self.timeout, full=full,
                                on_early=lambda message: self._show_early(lecture, kernel, message))
         finally:
-            early_trace(self.traces_dir, lecture.name).unlink(missing_ok=True)
+            if self.verification_log is not None and served_early.is_file():
+                os.replace(served_early, shown)  # for the check: was it the start of the whole trace?
+            served_early.unlink(missing_ok=True)
         if reply is None:
             return None
         self.on_modules(lecture, reply.get("modules") or [])
@@ -421,7 +426,8 @@ class Retracer:
         old_source, lecture.traced_source = lecture.traced_source, _lecture_source(trace)
         if reply["mode"] == "incremental" and self.verification_log is not None:
             outcome["verification"] = "pending"
-            outcome["resumed"] = ResumedRun(trace, summary, outcome["state"], old_source)
+            outcome["resumed"] = ResumedRun(trace, summary, outcome["state"], old_source,
+                                            shown if shown.is_file() else None)
         return outcome
 
     def _show_early(self, lecture: Lecture, kernel: KernelProcess, message: dict) -> None:
@@ -445,6 +451,7 @@ class Retracer:
         """Run the whole lecture and compare its trace with the resumed run's (published already):
         the same, and viewers mark the trace verified; else the whole trace replaces it, the run
         line says where they parted, and the case goes to the log."""
+        self._check_early_view(lecture, resumed)
         whole = self._whole_run(lecture)
         if whole is None or self.closed.is_set():  # cancelled: a newer edit runs next
             return
@@ -467,13 +474,29 @@ class Retracer:
                 generation = lecture.generation
                 if outcome["state"] != "ok":  # the kernel's checkpoints are the resumed run's: start afresh
                     lecture.pending_full = note("the last resumed run was corrected")
-            self._log_correction(lecture, resumed, ours, theirs, step)  # in the log before anyone hears of it
+            self._log_case(lecture, "resumed run", resumed, ours, theirs, step)  # logged before anyone hears of it
             self.hub.publish({"trace": lecture.name, "generation": generation, "verification": "corrected",
                               "mode": "full", "step": step, **outcome})
             self.log(f"{lecture.name}: {correction}")
         finally:
             if whole.temporary:
                 shutil.rmtree(whole.folder, ignore_errors=True)
+
+    def _check_early_view(self, lecture: Lecture, resumed: ResumedRun) -> None:
+        """Log an early view that was not the start of its run's whole trace (the kernel writes
+        none where it can see that a recorded step may still change: this finds what it missed)."""
+        if resumed.early is None:
+            return
+        early = _read_trace(resumed.early)
+        resumed.early.unlink(missing_ok=True)
+        if early is None:
+            return
+        shown = {**resumed.trace, "steps": resumed.trace["steps"][:len(early["steps"])]}
+        step = first_differing_step(comparable(early), comparable(shown))
+        if step is None:
+            return
+        self.log(f"{lecture.name}: the early view differed from its run's whole trace at step {step + 1}")
+        self._log_case(lecture, "early view", resumed, comparable(early), comparable(shown), step)
 
     def _whole_run(self, lecture: Lecture) -> WholeRun | None:
         """The whole lecture, run afresh (forked from its kernel, else in a new process); None if cancelled."""
@@ -519,15 +542,16 @@ class Retracer:
             return {"state": "error", "message": failure, "installed": True, "failed_trace": lecture.name, **line}
         return {**self._install_failure(lecture, whole.folder, produced, failure), **line}
 
-    def _log_correction(self, lecture: Lecture, resumed: ResumedRun, ours: dict, theirs: dict | None,
-                        step: int | None) -> None:
-        whole = theirs if theirs is not None else {"header": {"status": None}, "steps": []}
+    def _log_case(self, lecture: Lecture, case: str, resumed: ResumedRun, shown: dict, truth: dict | None,
+                  step: int | None) -> None:
+        """Append to the log that `shown` (comparable), what viewers saw of the resumed run, was not `truth`."""
+        truth = truth if truth is not None else {"header": {"status": None}, "steps": []}  # a run without a trace
         entry = log_entry(lecture=str(lecture.path), trace=lecture.name, resumed_line=str(resumed.line),
                           old_source=resumed.old_source, new_source=_lecture_source(resumed.trace) or "",
-                          resumed=ours, whole=whole, step=step,
+                          resumed=shown, whole=truth, step=step,
                           time=datetime.now(timezone.utc).isoformat(timespec="seconds"))
         try:
-            append_to_log(self.verification_log, entry)
+            append_to_log(self.verification_log, {"case": case, **entry})
         except OSError as error:
             self.log(f"{lecture.name}: cannot append to {self.verification_log}: {error.strerror or error}")
 
@@ -679,6 +703,11 @@ def _sections(count: int) -> Note:
 def early_trace(traces_dir: Path, name: str) -> Path:
     """Where the server serves the early view of lecture `name`'s run in progress."""
     return traces_dir / EARLY_DIR / f"{name}.json"
+
+
+def shown_early_trace(traces_dir: Path, name: str) -> Path:
+    """Where the early view of the run that ended waits for its check (hidden: no longer served)."""
+    return traces_dir / EARLY_DIR / f".{name}.shown.json"
 
 
 def _move(source: Path, target: Path) -> None:
@@ -863,7 +892,8 @@ class LectureServer(ThreadingHTTPServer):
     def begin(self) -> None:
         """Trace the lectures whose trace is missing or older than the file, then watch them all."""
         for lecture in self.lectures.values():
-            early_trace(self.traces_dir, lecture.name).unlink(missing_ok=True)  # a killed server's
+            for leftover in early_trace(self.traces_dir, lecture.name), shown_early_trace(self.traces_dir, lecture.name):
+                leftover.unlink(missing_ok=True)  # a killed server's
             trace = self.traces_dir / f"{lecture.name}.json"
             try:
                 newest = max(path.stat().st_mtime for path in lecture.sources() if path == lecture.path or path.exists())
