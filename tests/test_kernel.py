@@ -394,7 +394,7 @@ def test_a_kernel_shows_where_it_is_when_asked(kernel, lecture_dir):
     """What a kernel that stopped answering was doing goes into the error (a live one shows its loop)."""
     run(kernel, SIMPLE)
     stacks = kernel._stacks()
-    assert "in serve" in stacks and "kernel.py" in stacks, stacks
+    assert "in serve" in stacks and "kernel/process.py" in stacks, stacks
     assert run(kernel)["state"] == "ok"  # and it goes on serving
 
 
