@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cs336_lectures.runtime.kernel_client import KernelProcess, forking_supported
+from cs336_lectures.runtime.kernel.client import KernelProcess, forking_supported
 from test_server import Events, request, wait_for
 from test_viewer_live import GATE  # the last section waits at it: the test decides when it ends
 
@@ -140,7 +140,7 @@ def slow():
 
 
 def test_the_early_views_figures_are_served_when_it_is_announced(tmp_path, monkeypatch):
-    from cs336_lectures.runtime.server import LectureServer
+    from cs336_lectures.runtime.server.http_server import LectureServer
     from test_site import fake_viewer
 
     monkeypatch.chdir(tmp_path)

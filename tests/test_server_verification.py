@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from cs336_lectures.runtime.cli import build_parser
-from cs336_lectures.runtime.kernel_client import forking_supported
-from cs336_lectures.runtime.trace_compare import comparable, first_difference
+from cs336_lectures.runtime.cli.main import build_parser
+from cs336_lectures.runtime.kernel.client import forking_supported
+from cs336_lectures.runtime.trace.compare import comparable, first_difference
 from test_server import Events, request, wait_for, wait_idle
 
 pytestmark = pytest.mark.skipif(not forking_supported(), reason="resumed runs need the kernel: fork() and /proc")
@@ -70,7 +70,7 @@ def project(tmp_path, monkeypatch):
 
 
 def start(project: Path, verify: bool = True):
-    from cs336_lectures.runtime.server import LectureServer
+    from cs336_lectures.runtime.server.http_server import LectureServer
 
     server = LectureServer([project / "lec.py"], project / "traces", port=0, viewer_dir=project / "viewer",
                            max_steps=100_000, timeout=120, log=lambda message: None, verify=verify)
@@ -259,8 +259,8 @@ def test_an_early_view_that_was_not_the_start_of_its_runs_trace_is_logged(tmp_pa
     wrote anyway and that differed from the whole trace goes to the log."""
     import copy
 
-    from cs336_lectures.runtime.notes import note
-    from cs336_lectures.runtime.server import EventHub, Lecture, ResumedRun, Retracer
+    from cs336_lectures.runtime.i18n.run_messages import note
+    from cs336_lectures.runtime.server.http_server import EventHub, Lecture, ResumedRun, Retracer
     from viewer_support import demo_trace
 
     log = tmp_path / "verification" / "log.jsonl"

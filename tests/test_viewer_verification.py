@@ -9,7 +9,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from cs336_lectures.runtime.kernel_client import forking_supported
+from cs336_lectures.runtime.kernel.client import forking_supported
 from test_viewer_live import LiveServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
