@@ -344,6 +344,8 @@ class Retracer:
                     return
                 try:
                     self._verify(lecture, generation, resumed)
+                except Exception as error:  # noqa: BLE001 - a check that fails leaves the published run as it is
+                    self.log(f"{lecture.name}: could not check the resumed run: {error}")
                 finally:
                     with lecture.lock:
                         lecture.verifying = False
@@ -369,7 +371,9 @@ class Retracer:
         if it is good (or nothing better exists); None when a newer edit cancelled the run.
 
         Returns the outcome part of the event: state "ok" or "error", a message, and for a failed
-        run `installed: True` when its trace replaced one that was no better.
+        run `installed: True` when its trace replaced one that was no better; for a resumed run
+        that a whole run is to check, `verification: "pending"` and `resumed` (a ResumedRun, for
+        the worker, not the event).
         """
         self.traces_dir.mkdir(parents=True, exist_ok=True)
         if self.use_kernels and not self.closed.is_set():
