@@ -11,7 +11,7 @@
 - ``cli/``: the command line.
 
 Lectures import the primitives from the package root (``from cs336_lectures import text``).
-Modules that lived directly in this folder before it had layers (``cs336_lectures.runtime.tracing.engine``,
+Modules that lived directly in this folder before it had layers (``cs336_lectures.runtime.tracer``,
 ``.notebook``, ...) still import, as the modules that replaced them: notebooks exported
 before import ``seed_everything`` and ``show_values`` that way.
 """

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import IO, Callable, Iterator
 
-from cs336_lectures.runtime.kernel.process import Lines, RUN_GRACE_SECONDS, STACKS_SIGNAL, send
+from cs336_lectures.runtime.kernel.process import RUN_GRACE_SECONDS, STACKS_SIGNAL, Lines, send
 from cs336_lectures.runtime.i18n.run_messages import Note
 
 OUTPUT_TAIL_BYTES = 64 * 1024
