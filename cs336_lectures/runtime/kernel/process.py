@@ -31,6 +31,7 @@ import functools
 import gc
 import operator
 import importlib
+import inspect
 import json
 import linecache
 import os
@@ -452,15 +453,22 @@ def _recorded_steps_are_final(tracer: Tracer) -> bool:
     resumed, it records values and output into that old step."""
     if tracer.current is None or tracer.current.pending is not None:
         return False
-    # Objects made since the kernel froze its imports (gc.freeze): the lecture's, cheap to scan.
-    for suspended in gc.get_objects():
-        if isinstance(suspended, (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)):
-            frame = getattr(suspended, "gi_frame", None) or getattr(suspended, "cr_frame", None) or getattr(
-                suspended, "ag_frame", None)
+    suspendable = [code for code in tracer._codes if code.co_flags & _SUSPENDABLE]
+    if not suspendable:
+        return True
+    # A live generator refers to its code: one pass of the collector's C traversal over the
+    # objects made since the kernel's gc.freeze (the lecture's) finds them.
+    for referrer in gc.get_referrers(*suspendable):
+        if isinstance(referrer, (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)):
+            frame = getattr(referrer, "gi_frame", None) or getattr(referrer, "cr_frame", None) or getattr(
+                referrer, "ag_frame", None)
             activation = getattr(getattr(frame, "f_trace", None), "__self__", None)
             if getattr(activation, "tracer", None) is tracer and getattr(activation, "step", -1) >= 0:
                 return False
     return True
+
+
+_SUSPENDABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
 def _quiet_directives(source: str, shown: str) -> dict:
