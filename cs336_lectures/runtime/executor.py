@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from cs336_lectures.runtime.atomic import write_bytes_atomically
+from cs336_lectures.safe_yaml import YamlFileError, load_yaml_file
 
 CONFIG_NAME = "cs336-lectures.yaml"
 JOBS_FOLDER = Path("var/jobs")
@@ -57,14 +58,12 @@ def user_config_path() -> Path:
 
 def read_config(path: Path) -> dict[str, Any]:
     """The settings in one YAML file ({} when it does not exist); ExecutorError names a bad key or value."""
-    import yaml
-
     if not path.is_file():
         return {}
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
-        raise ExecutorError(f"{path}: cannot read the configuration: {str(error).splitlines()[0]}") from None
+        data = load_yaml_file(path)
+    except YamlFileError as error:
+        raise ExecutorError(f"{path}: cannot read the configuration: {error.reason}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
