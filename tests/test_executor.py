@@ -219,3 +219,30 @@ def test_a_local_job_sees_the_gpus_this_process_sees(tmp_path, visible):
     from cs336_lectures import load_trace
 
     assert load_trace(tmp_path / "out" / "gpus.json").values_of("visible") == [visible]
+
+
+NO_CONFIG_SBATCH = '''#!/bin/sh
+# What Slurm's sbatch says on a machine with its tools but no slurm.conf and no controller.
+echo "sbatch: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host" >&2
+echo "sbatch: error: fetch_config: DNS SRV lookup failed" >&2
+echo "sbatch: error: _establish_config_source: failed to fetch config" >&2
+echo "sbatch: fatal: Could not establish a configuration source" >&2
+exit 1
+'''
+
+
+def test_sbatch_without_a_controller_is_one_line(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text(NO_CONFIG_SBATCH)
+    (bin_dir / "srun").write_text("#!/bin/sh\nexit 1\n")
+    for tool in ("sbatch", "srun"):
+        (bin_dir / tool).chmod(0o755)
+    shutil.copy(LECTURE, tmp_path / "example_basics.py")
+    done = cli("trace", "example_basics.py", "--executor", "slurm", cwd=tmp_path,
+               env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "cs336-lectures: error: sbatch could not submit the job: sbatch: fatal: Could not establish a configuration "
+        "source (check that the cluster's controller is up and reachable from here: `scontrol ping`, and SLURM_CONF "
+        "or /etc/slurm/slurm.conf)"]

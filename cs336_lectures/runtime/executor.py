@@ -17,7 +17,9 @@ command line, each overriding the one before (README, "Tracing on a Slurm cluste
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
+import io
 import json
 import os
 import shlex
@@ -164,12 +166,32 @@ def submit(args: argparse.Namespace, settings: dict[str, Any], command: tuple[st
     except (ValueError, TypeError) as error:
         raise ExecutorError(f"bad job settings: {error}") from None
     requests = [trace_request(args, file, command) for file in args.files]
-    job = executor.submit(run_job, requests)
+    job = _submitted(executor, requests)
     record = {"job_id": str(job.job_id), "executor": args.executor, "folder": str(folder),
               "files": list(args.files), "output": str(Path(args.output).absolute()),
               "submitted": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
     write_bytes_atomically(folder / f"{job.job_id}.job.json", json.dumps(record, indent=1).encode())
     return job, record
+
+
+def _submitted(executor: Any, requests: list[dict[str, Any]]) -> Any:
+    """The job tracing `requests`; ExecutorError with sbatch's own reason when it refused.
+
+    submitit prints sbatch's whole stderr before raising; it is kept here instead, so that the
+    user sees one line: sbatch says several (DNS lookups, retries) before the one that matters."""
+    import submitit
+
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(said):
+            return executor.submit(run_job, requests)
+    except submitit.core.utils.FailedJobError as error:
+        lines = [line.strip() for line in (str(error) or said.getvalue()).splitlines() if line.strip()]
+        reason = next((line for line in lines if "fatal:" in line),
+                      next((line for line in lines if "error:" in line), lines[0] if lines else "no reason given"))
+        raise ExecutorError(f"sbatch could not submit the job: {reason} (check that the cluster's controller is up "
+                            f"and reachable from here: `scontrol ping`, and SLURM_CONF or /etc/slurm/slurm.conf)"
+                            ) from None
 
 
 def _same_gpus() -> str:
