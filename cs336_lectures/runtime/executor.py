@@ -24,6 +24,8 @@ import json
 import os
 import shlex
 import shutil
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -37,6 +39,7 @@ JOBS_FOLDER = Path("var/jobs")
 PROGRESS_SUFFIX = "_progress.json"  # beside submitit's own files of the job: <job id>_progress.json
 POLL_S = 1.0
 CANCEL_WAIT_S = 10.0  # how long a cancel waits for the job to be gone before saying it is
+JOB_END_MARGIN_S = 60.0  # a trace stops this long (at most a tenth of the job) before Slurm ends the job
 DEFAULT_TIME_MIN = 60  # submitit's own default (5 minutes) is shorter than most lectures on a busy queue
 # Settings a config file may hold, with the type each must have.
 SETTINGS: dict[str, type | tuple[type, ...]] = {
@@ -214,15 +217,22 @@ def run_job(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from cs336_lectures.runtime.tracer import LectureError, trace_lecture
 
     progress = _progress_writer()
+    _ignore_submitit_requeue()
     results = []
     for request in requests:
         os.chdir(request["cwd"])  # paths in the trace are shown relative to it, as in a plain run
         progress(0, 0.0)  # the tracer reports every few thousand steps: say at once that it began
+        timeout, timeout_source = request["timeout"], "--timeout"
+        left = _time_left_s()
+        if left is not None:
+            job_limit = left - min(JOB_END_MARGIN_S, left * 0.1)
+            if timeout is None or job_limit < timeout:
+                timeout, timeout_source = job_limit, f"the job's time limit, {left:.0f} s from the start of this trace"
         try:
             result = trace_lecture(Path(request["file"]), output_dir=Path(request["output"]),
                                    section=request["section"], trace_modules=tuple(request["trace_modules"]),
                                    inspect_all=request["inspect_all"], max_steps=request["max_steps"],
-                                   timeout=request["timeout"], seed=request["seed"], quiet=True,
+                                   timeout=timeout, timeout_source=timeout_source, seed=request["seed"], quiet=True,
                                    command=tuple(request["command"]), report_progress=progress)
         except LectureError as error:
             results.append({"error": str(error)})
@@ -230,6 +240,40 @@ def run_job(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
         results.append({"path": str(result.path), "status": result.status, "num_steps": result.num_steps,
                         "elapsed_s": result.elapsed_s, "message": result.message})
     return results
+
+
+def _ignore_submitit_requeue() -> None:
+    """submitit asks Slurm for a signal 90 s before the time limit and, on it, raises in the
+    running code and requeues the job: the lecture would fail at whatever line it was on, and then
+    run again. A trace stops itself before the limit instead (run_job), as under --timeout."""
+    import submitit
+
+    signal.signal(getattr(signal, f"SIG{submitit.JobEnvironment.USR_SIG}"), signal.SIG_IGN)
+
+
+def _time_left_s() -> float | None:
+    """Seconds until Slurm ends this job (squeue's TIME_LEFT), None outside Slurm or without a limit."""
+    job_id = os.environ.get("SLURM_JOB_ID")
+    if job_id is None:
+        return None
+    try:
+        left = subprocess.run(["squeue", "-h", "-j", job_id, "-o", "%L"], capture_output=True, text=True,
+                              timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return _slurm_duration_s(left)
+
+
+def _slurm_duration_s(text: str) -> float | None:
+    """Slurm's [days-][hours:]minutes:seconds as seconds; None for UNLIMITED, INVALID or anything else."""
+    days, _, clock = text.rpartition("-")
+    parts = clock.split(":")
+    if not (days == "" or days.isdigit()) or not all(part.isdigit() for part in parts) or not 1 <= len(parts) <= 3:
+        return None
+    seconds = 0
+    for part in parts:
+        seconds = seconds * 60 + int(part)
+    return float(seconds + int(days or 0) * 86400)
 
 
 def _progress_writer() -> Callable[..., None]:

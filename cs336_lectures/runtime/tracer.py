@@ -159,7 +159,7 @@ class Tracer:
     """Records the steps of one run; also the Recorder that text(), image()... report to."""
 
     def __init__(self, traced_paths: list[Path], *, assets: AssetStore | None = None, inspect_all: bool = False,
-                 max_steps: int | None = None, timeout: float | None = None,
+                 max_steps: int | None = None, timeout: float | None = None, timeout_source: str = "--timeout",
                  on_progress: Callable[[int, float], None] | None = None):
         from cs336_lectures.runtime.values import ValueEncoder
 
@@ -169,6 +169,7 @@ class Tracer:
         self.every_line = Directive() if inspect_all else None
         self.max_steps = max_steps
         self.timeout = timeout
+        self.timeout_source = timeout_source  # who set the limit, for the message
         self.on_progress = on_progress
 
         self.files: list[_File] = []
@@ -540,7 +541,7 @@ class Tracer:
 
     def _note_timeout(self) -> None:
         self.stop_status = "timeout"
-        self.stop_message = (f"stopped after {self.timeout:g} s (the limit set by --timeout), "
+        self.stop_message = (f"stopped after {self.timeout:g} s (the limit set by {self.timeout_source}), "
                              f"at step {len(self.steps)}")
 
     # --- the error step --------------------------------------------------------------------
@@ -755,8 +756,8 @@ def _module_docstring(module: types.ModuleType) -> str | None:
 
 def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
                   trace_modules: tuple[str, ...] = (), inspect_all: bool = False,
-                  max_steps: int | None = None, timeout: float | None = None, seed: int = 0,
-                  quiet: bool = False, command: tuple[str, ...] = (),
+                  max_steps: int | None = None, timeout: float | None = None, timeout_source: str = "--timeout",
+                  seed: int = 0, quiet: bool = False, command: tuple[str, ...] = (),
                   report_progress: Callable[..., None] | None = None,
                   supervision: Supervision | None = None, hooks: TraceHooks | None = None) -> TraceResult:
     """Trace `path` (its main(), a section, or its top level) into `<output_dir>/<stem>[.<section>].json`.
@@ -780,7 +781,7 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
             assets = AssetStore(output_dir.absolute() / "assets", Path("var/files").absolute())  # the lecture may chdir
             tracer = Tracer(traced, assets=assets,
                             inspect_all=inspect_all, max_steps=max_steps, timeout=timeout,
-                            on_progress=on_progress)
+                            timeout_source=timeout_source, on_progress=on_progress)
             seed_everything(seed)
             created = creation_time()
             if entry == "<module>":
