@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 from cs336_lectures.runtime.assets import MIME_TYPES, download, normalize_suffix, sniff_image_suffix
 from cs336_lectures.runtime.math_spans import rewrite_math
+from cs336_lectures.runtime.sanitize import sanitized_html
 
 __all__ = ["kernel_recorder", "rendering_bundle", "show_values", "values_bundle"]
 
@@ -112,8 +113,8 @@ def rendering_bundle(rendering: dict, asset_bytes: Callable[[str], bytes],
     `definition(file, line)` is the source of the function or class an internal link names."""
     kind = rendering.get("type")
     if kind == "markdown":
-        if "source" not in rendering:  # a version-1 trace kept only the HTML
-            return {"text/html": rendering["html"], "text/plain": rendering["html"]}, {}
+        if "source" not in rendering:  # a version-1 trace kept only the HTML, which anyone may have written
+            return {"text/html": sanitized_html(rendering["html"]), "text/plain": rendering["html"]}, {}
         source = rendering["source"]
         markdown = f"```\n{source}\n```" if rendering.get("verbatim") else jupyter_markdown(source)
         return {"text/markdown": markdown, "text/plain": source}, {}
