@@ -246,3 +246,11 @@ def test_sbatch_without_a_controller_is_one_line(tmp_path):
         "cs336-lectures: error: sbatch could not submit the job: sbatch: fatal: Could not establish a configuration "
         "source (check that the cluster's controller is up and reachable from here: `scontrol ping`, and SLURM_CONF "
         "or /etc/slurm/slurm.conf)"]
+
+
+@pytest.mark.parametrize("left, seconds", [("0:45", 45), ("59:59", 3599), ("1:00:00", 3600), ("2-03:04:05", 183845),
+                                           ("UNLIMITED", None), ("INVALID", None), ("", None), ("1-x", None)])
+def test_a_jobs_time_left_as_squeue_writes_it(left, seconds):
+    from cs336_lectures.runtime.executor import _slurm_duration_s
+
+    assert _slurm_duration_s(left) == seconds
