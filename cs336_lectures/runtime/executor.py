@@ -169,16 +169,20 @@ def submit(args: argparse.Namespace, settings: dict[str, Any], command: tuple[st
     except (ValueError, TypeError) as error:
         raise ExecutorError(f"bad job settings: {error}") from None
     requests = [trace_request(args, file, command) for file in args.files]
-    job = _submitted(executor, requests)
+    # On Slurm, several lectures are an array, one task each, which the cluster may run side by side.
+    job = _submitted(executor, requests, array=args.executor == "slurm" and len(requests) > 1)
     record = {"job_id": str(job.job_id), "executor": args.executor, "folder": str(folder),
               "files": list(args.files), "output": str(Path(args.output).absolute()),
               "submitted": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    if isinstance(job, JobArray):
+        record["tasks"] = [task.job_id for task in job.tasks]
     write_bytes_atomically(folder / f"{job.job_id}.job.json", json.dumps(record, indent=1).encode())
     return job, record
 
 
-def _submitted(executor: Any, requests: list[dict[str, Any]]) -> Any:
-    """The job tracing `requests`; ExecutorError with sbatch's own reason when it refused.
+def _submitted(executor: Any, requests: list[dict[str, Any]], array: bool) -> Any:
+    """The job tracing `requests` (a JobArray of one task per request when `array`); ExecutorError
+    with sbatch's own reason when it refused.
 
     submitit prints sbatch's whole stderr before raising; it is kept here instead, so that the
     user sees one line: sbatch says several (DNS lookups, retries) before the one that matters."""
@@ -187,7 +191,9 @@ def _submitted(executor: Any, requests: list[dict[str, Any]]) -> Any:
     said = io.StringIO()
     try:
         with contextlib.redirect_stderr(said):
-            return executor.submit(run_job, requests)
+            if not array:
+                return executor.submit(run_job, requests)
+            return JobArray(executor.map_array(run_job, [[request] for request in requests]))
     except submitit.core.utils.FailedJobError as error:
         lines = [line.strip() for line in (str(error) or said.getvalue()).splitlines() if line.strip()]
         reason = next((line for line in lines if "fatal:" in line),
@@ -293,6 +299,33 @@ def _progress_writer() -> Callable[..., None]:
 # --- following a job ---------------------------------------------------------------------------
 
 
+class JobArray:
+    """The tasks of one Slurm array (one lecture each), followed as one job: its id is the array's."""
+
+    def __init__(self, tasks: list[Any]):
+        self.tasks = tasks
+        self.job_id = str(tasks[0].job_id).split("_")[0]
+        self.paths = tasks[0].paths
+
+    @property
+    def state(self) -> str:
+        states = [task.state for task in self.tasks]
+        if len(set(states)) == 1:
+            return states[0]
+        return ", ".join(f"{states.count(state)} {state}" for state in dict.fromkeys(states))
+
+    def done(self) -> bool:
+        return all(task.done() for task in self.tasks)
+
+    def cancel(self) -> None:
+        subprocess.run(["scancel", self.job_id], check=True)  # the whole array
+
+
+def _tasks(job: Any) -> list[Any]:
+    return job.tasks if isinstance(job, JobArray) else [job]
+
+
+
 def ask_on_terminal(question: str) -> bool | None:
     """Ask a yes/no question on the terminal; None when there is none to ask on."""
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
@@ -330,25 +363,33 @@ def follow(job: Any, record: dict, prog: str, summary: Callable, ask: Callable[[
 
 
 def _progress(record: dict) -> str:
-    try:
-        progress = json.loads((Path(record["folder"]) / f"{record['job_id']}{PROGRESS_SUFFIX}").read_text())
-    except (OSError, ValueError):
-        return ""
-    return f", {progress['phase']}, {progress['steps']} steps, {progress['elapsed_s']} s"
+    """What the job's tasks last reported: ", tracing, 120 steps, 3.1 s" (per task of an array)."""
+    tasks = record.get("tasks", [record["job_id"]])
+    shown = []
+    for task in tasks:
+        try:
+            progress = json.loads((Path(record["folder"]) / f"{task}{PROGRESS_SUFFIX}").read_text())
+        except (OSError, ValueError):
+            continue
+        label = f" (task {task.split('_')[-1]})" if len(tasks) > 1 else ""
+        shown.append(f", {progress['phase']}{label}, {progress['steps']} steps, {progress['elapsed_s']} s")
+    return "".join(shown)
 
 
 def report(job: Any, prog: str, summary: Callable) -> int:
     """The results of a finished job as a plain `trace` prints them; the exit status."""
     from cs336_lectures.runtime.tracer import TraceResult
 
-    try:
-        results = job.result()
-    except Exception as error:  # submitit's FailedJobError / UncompletedJobError carry the job's own log
-        first = str(error).strip().splitlines()
-        print(f"{prog}: error: job {job.job_id} failed: {first[0] if first else type(error).__name__} "
-              f"(logs in {job.paths.folder})", file=sys.stderr)
-        return 1
     status = 0
+    results = []
+    for task in _tasks(job):
+        try:
+            results += task.result()
+        except Exception as error:  # submitit's FailedJobError / UncompletedJobError carry the job's own log
+            first = str(error).strip().splitlines()
+            print(f"{prog}: error: job {task.job_id} failed: {first[0] if first else type(error).__name__} "
+                  f"(logs in {job.paths.folder})", file=sys.stderr)
+            status = 1
     for result in results:
         if "error" in result:
             print(f"{prog}: error: {result['error']}", file=sys.stderr)

@@ -110,14 +110,20 @@ def test_a_lecture_as_a_job_traces_what_a_plain_run_traces(slurm_cluster, tmp_pa
     assert comparable(tmp_path / "job" / lecture.name.replace(".py", ".json")) == comparable(plain)
 
 
-def test_several_lectures_in_one_job(slurm_cluster, tmp_path):
+def test_several_lectures_are_an_array_one_task_each(slurm_cluster, tmp_path):
     shutil.copy(LECTURES / "example_basics.py", tmp_path / "example_basics.py")
     (tmp_path / "short.py").write_text(SHORT)
     done = cli("trace", "example_basics.py", "short.py", "-o", "job", "--executor", "slurm", cwd=tmp_path,
                env=slurm_cluster)
     assert done.returncode == 0, done.stderr
+    job_id = submitted_id(done.stderr)
     summaries = [line for line in done.stderr.splitlines() if line.startswith("job/")]
     assert [line.split(":")[0] for line in summaries] == ["job/example_basics.json", "job/short.json"]
+    tasks = subprocess.run(["sacct", "-n", "-X", "-j", job_id, "-o", "JobID%20"], env=slurm_cluster,
+                           capture_output=True, text=True, timeout=60).stdout.split()
+    assert tasks == [f"{job_id}_0", f"{job_id}_1"], tasks
+    record = json.loads((tmp_path / "var" / "jobs" / f"{job_id}.job.json").read_text())
+    assert record["tasks"] == [f"{job_id}_0", f"{job_id}_1"]
     for name in ("example_basics", "short"):
         plain = traced_plainly(tmp_path / f"{name}.py", tmp_path, slurm_cluster)
         assert comparable(tmp_path / "job" / f"{name}.json") == comparable(plain)
