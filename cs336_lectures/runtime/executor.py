@@ -343,7 +343,10 @@ def follow(job: Any, record: dict, prog: str, summary: Callable, ask: Callable[[
     shown = None
     try:
         while not job.done():
-            line = f"job {job.job_id}: {job.state}{_progress(record)}"
+            state = job.state
+            if state == "UNKNOWN":  # what submitit says until sacct lists the job, a few seconds after sbatch
+                state = "submitted, not yet listed by sacct"
+            line = f"job {job.job_id}: {state}{_progress(record)}"
             if line != shown and not quiet:
                 print(f"{prog}: {line}", file=sys.stderr, flush=True)
                 shown = line
