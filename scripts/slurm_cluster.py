@@ -226,6 +226,10 @@ def stop(folder: Path) -> None:
             time.sleep(0.1)
         if _alive(pid):
             os.kill(pid, signal.SIGKILL)
+        try:  # a daemon this process started (the tests' fixture) is its child to reap
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
     _kill_job_steps(folder)
 
 

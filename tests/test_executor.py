@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 import pexpect
 import pytest
@@ -108,13 +109,15 @@ def main():
 '''
 
 
-def test_ctrl_c_on_a_terminal_asks_and_cancels(tmp_path):
-    (tmp_path / "slow.py").write_text(SLOW)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    child = pexpect.spawn(sys.executable, ["-m", "cs336_lectures", "trace", "slow.py", "--executor", "local"],
-                          cwd=str(tmp_path), env=env, encoding="utf-8", timeout=120)
+def cancel_with_ctrl_c(executor: str, folder: Path, env: dict, running: Callable[[str], None] = lambda job: None) -> str:
+    """Trace SLOW as a job on a terminal; once it runs (then `running(job_id)`), press Ctrl-C and
+    answer yes to cancelling. The job's id, once the command ended with 130."""
+    (folder / "slow.py").write_text(SLOW)
+    child = pexpect.spawn(sys.executable, ["-m", "cs336_lectures", "trace", "slow.py", "--executor", executor],
+                          cwd=str(folder), env=env, encoding="utf-8", timeout=180)
     child.expect(r"job (\d+): RUNNING, tracing")
     job_id = child.match.group(1)
+    running(job_id)
     child.sendintr()
     child.expect(rf"Cancel job {job_id}\? \[y/N\] ")
     child.sendline("y")
@@ -122,6 +125,12 @@ def test_ctrl_c_on_a_terminal_asks_and_cancels(tmp_path):
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 130
+    return job_id
+
+
+def test_ctrl_c_on_a_terminal_asks_and_cancels(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    job_id = cancel_with_ctrl_c("local", tmp_path, env)
     listed = subprocess.run([sys.executable, "-m", "cs336_lectures", "jobs"], cwd=tmp_path, env=env,
                             capture_output=True, text=True, timeout=60)
     assert listed.stdout.split("\t")[:3] != [job_id, "local", "RUNNING"]

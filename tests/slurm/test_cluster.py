@@ -8,7 +8,6 @@ other tests run while it waits."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import socket
@@ -17,20 +16,12 @@ import sys
 import time
 from pathlib import Path
 
-import pexpect
 import pytest
+from test_executor import SLOW, cancel_with_ctrl_c, comparable
 
 ROOT = Path(__file__).resolve().parents[2]
 LECTURES = ROOT / "lectures"
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
-
-SLOW = '''import time
-
-
-def main():
-    for second in range(600):  # @inspect second
-        time.sleep(1)
-'''
 
 FAILING = '''def main():
     ready = 41 + 1  # @inspect ready
@@ -48,14 +39,6 @@ def cli(*args: str, cwd: Path, env: dict[str, str], timeout: float = 300) -> sub
                           timeout=timeout, env=env)
 
 
-def comparable(path: Path) -> dict:
-    """A trace minus what differs between any two runs (time) and the command that asked for it."""
-    trace = json.loads(path.read_text())
-    for key in ("created", "elapsed_s", "command"):
-        trace["header"].pop(key)
-    return trace
-
-
 def submitted_id(stderr: str) -> str:
     found = re.search(r"submitted job (\d+) \(slurm\)", stderr)
     assert found, stderr
@@ -66,6 +49,10 @@ def in_queue(job_id: str, env: dict[str, str]) -> bool:
     listed = subprocess.run(["squeue", "-h", "-j", job_id, "-o", "%i"], env=env, capture_output=True, text=True,
                             timeout=60)
     return job_id in listed.stdout.split()
+
+
+def assert_in_queue(job_id: str, env: dict[str, str]) -> None:
+    assert in_queue(job_id, env), f"job {job_id} runs but squeue does not list it"
 
 
 def traced_plainly(lecture: Path, folder: Path, env: dict[str, str]) -> Path:
@@ -151,20 +138,8 @@ def test_a_failing_lecture_fails_as_in_a_plain_run(slurm_cluster, tmp_path):
 
 
 def test_ctrl_c_cancels_the_job_and_it_leaves_the_queue(slurm_cluster, tmp_path):
-    (tmp_path / "slow.py").write_text(SLOW)
     env = {**slurm_cluster, "PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    child = pexpect.spawn(sys.executable, ["-m", "cs336_lectures", "trace", "slow.py", "--executor", "slurm"],
-                          cwd=str(tmp_path), env=env, encoding="utf-8", timeout=180)
-    child.expect(r"job (\d+): RUNNING, tracing")
-    job_id = child.match.group(1)
-    assert in_queue(job_id, slurm_cluster)
-    child.sendintr()
-    child.expect(rf"Cancel job {job_id}\? \[y/N\] ")
-    child.sendline("y")
-    child.expect(f"cancelled job {job_id}")
-    child.expect(pexpect.EOF)
-    child.close()
-    assert child.exitstatus == 130
+    job_id = cancel_with_ctrl_c("slurm", tmp_path, env, running=lambda job: assert_in_queue(job, slurm_cluster))
     deadline = time.monotonic() + 60  # slurmctld drops a cancelled job once its processes are gone
     while in_queue(job_id, slurm_cluster):
         assert time.monotonic() < deadline, f"job {job_id} still in squeue a minute after scancel"
