@@ -263,3 +263,30 @@ def test_a_jobs_time_left_as_squeue_writes_it(left, seconds):
     from cs336_lectures.runtime.executor import _slurm_duration_s
 
     assert _slurm_duration_s(left) == seconds
+
+
+class _Task:
+    """A finished task of an array: its result, or the error submitit raises for it."""
+
+    def __init__(self, job_id: str, state: str, result: list | Exception):
+        self.job_id, self.state, self._result = job_id, state, result
+        self.paths = type("Paths", (), {"folder": Path("var/jobs")})()
+
+    def done(self) -> bool:
+        return self.state != "RUNNING"
+
+    def result(self) -> list:
+        if isinstance(self._result, Exception):
+            raise self._result
+        return self._result
+
+
+def test_an_array_reports_every_task_even_after_a_failed_one(capsys, tmp_path):
+    from cs336_lectures.runtime.executor import JobArray, report
+
+    ok = {"path": str(tmp_path / "b.json"), "status": "ok", "num_steps": 3, "elapsed_s": 0.1, "message": None}
+    array = JobArray([_Task("41_0", "FAILED", RuntimeError("node died\nmore")), _Task("41_1", "COMPLETED", [ok])])
+    assert array.job_id == "41" and array.state == "1 FAILED, 1 COMPLETED" and array.done()
+    assert report(array, "cs336-lectures", lambda result: f"{result.path.name}: {result.status}") == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "cs336-lectures: error: job 41_0 failed: node died (logs in var/jobs)", "b.json: ok"]
