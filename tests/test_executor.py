@@ -1,5 +1,5 @@
 """`trace --executor local|slurm` through submitit, its configuration, and `cs336-lectures jobs`
-(cs336_lectures/runtime/executor.py, jobs.py). There is no Slurm here: the local executor runs
+(cs336_lectures/runtime/cli/batch.py, jobs.py). There is no Slurm here: the local executor runs
 the same pickled call in a separate process, and the Slurm path is checked up to sbatch."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from typing import Callable
 import pexpect
 import pytest
 
-from cs336_lectures.runtime.executor import ExecutorError, follow, merged_settings
+from cs336_lectures.runtime.cli.batch import ExecutorError, follow, merged_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 LECTURE = ROOT / "lectures" / "example_basics.py"
@@ -164,8 +164,7 @@ def test_ctrl_c_cancels_only_when_the_answer_is_yes(capsys, tmp_path, answer, ca
 
 
 def test_without_a_terminal_nothing_is_asked(monkeypatch):
-    from cs336_lectures.runtime import executor
-
+    from cs336_lectures.runtime.cli import batch as executor
     monkeypatch.setattr("builtins.input", lambda question: pytest.fail("asked without a terminal"))
     assert executor.ask_on_terminal("Cancel job 7? [y/N] ") is None  # pytest's stdin is no terminal
 
@@ -260,7 +259,7 @@ def test_sbatch_without_a_controller_is_one_line(tmp_path):
 @pytest.mark.parametrize("left, seconds", [("0:45", 45), ("59:59", 3599), ("1:00:00", 3600), ("2-03:04:05", 183845),
                                            ("UNLIMITED", None), ("INVALID", None), ("", None), ("1-x", None)])
 def test_a_jobs_time_left_as_squeue_writes_it(left, seconds):
-    from cs336_lectures.runtime.executor import _slurm_duration_s
+    from cs336_lectures.runtime.cli.batch import _slurm_duration_s
 
     assert _slurm_duration_s(left) == seconds
 
@@ -282,7 +281,7 @@ class _Task:
 
 
 def test_an_array_reports_every_task_even_after_a_failed_one(capsys, tmp_path):
-    from cs336_lectures.runtime.executor import JobArray, report
+    from cs336_lectures.runtime.cli.batch import JobArray, report
 
     ok = {"path": str(tmp_path / "b.json"), "status": "ok", "num_steps": 3, "elapsed_s": 0.1, "message": None}
     array = JobArray([_Task("41_0", "FAILED", RuntimeError("node died\nmore")), _Task("41_1", "COMPLETED", [ok])])

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from cs336_lectures.runtime.catalog import CatalogError, catalog_path, load_catalog
-from cs336_lectures.runtime.executor import ExecutorError, read_config
+from cs336_lectures.runtime.i18n.catalog import CatalogError, catalog_path, load_catalog
+from cs336_lectures.runtime.cli.batch import ExecutorError, read_config
 from cs336_lectures.safe_yaml import MAX_DEPTH, YamlFileError, load_yaml_file
 
 ROOT = Path(__file__).resolve().parents[1]

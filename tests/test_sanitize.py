@@ -1,4 +1,4 @@
-"""The Python allow-list (cs336_lectures/runtime/sanitize.py) against the cases of the viewer's
+"""The Python allow-list (cs336_lectures/runtime/render/sanitize.py) against the cases of the viewer's
 (viewer/js/sanitize.js, tests/test_faults_web.py): the same attacks lose what can run or load,
 and what our renderer makes comes out as the browser reads it unfiltered, in both."""
 
@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from cs336_lectures.runtime.export import build_notebook
-from cs336_lectures.runtime.rendering import render_markdown, render_verbatim
-from cs336_lectures.runtime.sanitize import sanitized_html
+from cs336_lectures.runtime.notebooks.export import build_notebook
+from cs336_lectures.runtime.render.rendering import render_markdown, render_verbatim
+from cs336_lectures.runtime.render.sanitize import sanitized_html
 from test_faults_web import ACTIVE, HOSTILE_HTML, RENDERER_MARKDOWN
 from viewer_support import VIEWER, StaticSite, TraceBuilder, markdown
 
