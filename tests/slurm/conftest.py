@@ -29,7 +29,7 @@ def slurm_cluster(tmp_path_factory) -> dict[str, str]:
     if missing:
         pytest.skip(f"Slurm is not installed here (missing Debian packages: {', '.join(missing)}; "
                     f"`make test` installs them)")
-    # A short folder: munge's socket path must fit a Unix socket address (108 bytes).
+    # munge's socket lives in it, and a Unix socket path must fit 108 bytes: pytest's folders are short enough.
     folder = Path(tmp_path_factory.mktemp("slurm"))
     try:
         environment = cluster.start(folder)
