@@ -89,3 +89,16 @@ def test_the_browser_reads_python_and_javascript_results_alike(browser):
     assert page.dialogs == []
     differing = [HOSTILE_HTML[i] for i, same in enumerate(results["sameText"]) if not same]
     assert differing == [], differing
+
+
+def test_raw_html_in_a_trace_s_markdown_source_is_escaped_for_jupyter():
+    """Our renderer escapes raw HTML in lecture text; Jupyter would run it, so the notebook escapes it
+    too, and leaves code, formulas, autolinks and a lone `<` as they are."""
+    from cs336_lectures.runtime.notebooks.outputs import jupyter_markdown, rendering_bundle
+
+    source = "Hi <img src=x onerror=alert(1)> and `<b>code</b>`, $a<b$, 1 < 2, <https://example.org>\n\n<script>x()</script>"
+    bundle, _ = rendering_bundle({"type": "markdown", "html": "", "headings": [], "source": source}, bytes, str)
+    assert bundle["text/markdown"] == jupyter_markdown(source) == (
+        "Hi &lt;img src=x onerror=alert(1)> and `<b>code</b>`, $a<b$, 1 < 2, <https://example.org>\n\n"
+        "&lt;script>x()&lt;/script>")
+    assert jupyter_markdown("No HTML: 1 < 2 and $x < y$ cost $5") == "No HTML: 1 < 2 and $x < y$ cost \\$5"

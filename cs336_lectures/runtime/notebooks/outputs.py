@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import inspect
 import linecache
+import re
 import sys
 from typing import Any, Callable
 
@@ -137,8 +138,28 @@ def rendering_bundle(rendering: dict, asset_bytes: Callable[[str], bytes],
 
 def jupyter_markdown(source: str) -> str:
     """`source` for Jupyter (or GitHub): formulas kept, and each dollar our renderer reads as a
-    dollar sign escaped, since they take any two dollars for a formula ("$500 now, $125 later")."""
-    return rewrite_math(source, formula=lambda markup, latex: f"{markup}{latex}{markup}", dollar="\\$")
+    dollar sign escaped, since they take any two dollars for a formula ("$500 now, $125 later").
+    Raw HTML is escaped, as our renderer escapes it: a trace's text may be hand-made, and Jupyter
+    would otherwise run `<img onerror=...>` in a trusted notebook."""
+    return rewrite_math(source, formula=lambda markup, latex: f"{markup}{latex}{markup}", dollar="\\$",
+                        text=_without_raw_html if _holds_raw_html(source) else lambda run: run)
+
+
+# The start of what CommonMark reads as raw HTML: a tag, a closing tag, a comment, a declaration or
+# a processing instruction; an autolink (<https://...>, <someone@example.org>) is not.
+RAW_HTML_START = re.compile(r"<(?=[A-Za-z/!?])(?![A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>)(?![^\s<>@]+@[^\s<>@]+>)")
+
+
+def _holds_raw_html(source: str) -> bool:
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").parse(source)
+    return any(token.type == "html_block" or any(child.type == "html_inline" for child in token.children or ())
+               for token in tokens)
+
+
+def _without_raw_html(run: str) -> str:
+    return RAW_HTML_START.sub("&lt;", run)
 
 
 def _link_bundle(rendering: dict, definition: Callable[[int, int], str]) -> dict:
