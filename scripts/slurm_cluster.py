@@ -11,7 +11,7 @@ database) is in the folder, and every port is a free one picked at start, so it 
 of a real installation and several can run side by side. The daemons: munged (authentication),
 MariaDB and slurmdbd (accounting: `sacct`, which submitit asks for a job's state), slurmctld (the
 controller) and slurmd (the one node, with every CPU of this machine). Clients find it through
-SLURM_CONF alone. The tests' fixture (tests/slurm/conftest.py) starts and stops it the same way.
+SLURM_CONF alone. The tests' fixture (tests/runtime/cli/slurm/conftest.py) starts and stops it the same way.
 
 Packages (Debian 12): slurm-wlm (slurmctld, slurmd and the client commands), slurmdbd, munge,
 mariadb-server.

@@ -13,7 +13,7 @@ HTML. What passes is what our renderer produces (CommonMark with tables, latex2m
 The result is written anew from the parse, never copied: text and attribute values are escaped
 and every element is closed, so what a browser or Jupyter parses is exactly what was checked,
 whatever the input's tricks with malformed markup. The two lists must stay the same as the
-viewer's (tests/test_sanitize.py runs both on the same cases).
+viewer's (tests/runtime/render/test_sanitize.py runs both on the same cases).
 """
 
 from __future__ import annotations
