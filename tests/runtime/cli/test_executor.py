@@ -288,4 +288,5 @@ def test_an_array_reports_every_task_even_after_a_failed_one(capsys, tmp_path):
     assert array.job_id == "41" and array.state == "1 FAILED, 1 COMPLETED" and array.done()
     assert report(array, "cs336-lectures") == 1
     assert capsys.readouterr().err.splitlines() == [
-        "cs336-lectures: error: job 41_0 failed: node died (logs in var/jobs)", f"{tmp_path / 'b.json'}: ok, 3 steps in 0.1 s"]
+        "cs336-lectures: error: job 41_0 failed: node died (logs in var/jobs)",
+        f"{tmp_path / 'b.json'}: ok, 3 steps in 0.1 s"]
