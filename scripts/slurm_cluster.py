@@ -117,7 +117,8 @@ def _start_accounting(folder: Path, user: str, ports: dict[str, int]) -> None:
     sql = (f"CREATE DATABASE IF NOT EXISTS {DATABASE}; "
            f"CREATE OR REPLACE USER 'slurm'@'127.0.0.1' IDENTIFIED BY '{password}'; "
            f"GRANT ALL ON {DATABASE}.* TO 'slurm'@'127.0.0.1';")
-    _run([_program("mariadb"), "--no-defaults", f"--socket={sql_socket}", "-u", user,  # install-db made it a socket account
+    # mariadb-install-db made the account of the user it ran as, reached through the socket.
+    _run([_program("mariadb"), "--no-defaults", f"--socket={sql_socket}", "-u", user,
           "-e", sql], os.environ, "mariadb (creating the accounting database)")
     conf = folder / "etc" / "slurmdbd.conf"
     conf.write_text("\n".join([

@@ -70,7 +70,8 @@ def at_time_limit(slurm_cluster, tmp_path_factory) -> tuple[Path, str]:
                env=slurm_cluster)
     assert done.returncode == 0, done.stderr
     job_id = submitted_id(done.stderr)
-    assert done.stderr.strip().splitlines()[-1] == f"cs336-lectures: `cs336-lectures jobs {job_id}` fetches it once done"
+    last = done.stderr.strip().splitlines()[-1]
+    assert last == f"cs336-lectures: `cs336-lectures jobs {job_id}` fetches it once done"
     return folder, job_id
 
 
@@ -131,7 +132,8 @@ def test_a_failing_lecture_fails_as_in_a_plain_run(slurm_cluster, tmp_path):
     done = cli("trace", "failing.py", "-o", "job", "--executor", "slurm", cwd=tmp_path, env=slurm_cluster)
     assert done.returncode == 1
     last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith("job/failing.json: error, ") and last.endswith("ValueError: broken on purpose (failing.py:3)")
+    assert last.startswith("job/failing.json: error, ")
+    assert last.endswith("ValueError: broken on purpose (failing.py:3)")
     plain = cli("trace", "failing.py", "-o", "plain", cwd=tmp_path, env=slurm_cluster)
     assert plain.returncode == 1, plain.stderr
     assert comparable(tmp_path / "job" / "failing.json") == comparable(tmp_path / "plain" / "failing.json")
