@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from cs336_lectures.atomic import write_bytes_atomically
-from cs336_lectures.safe_yaml import YamlFileError, load_yaml_file
+from cs336_lectures.runtime.safe_yaml import YamlFileError, load_yaml_file
 
 CONFIG_NAME = "cs336-lectures.yaml"
 JOBS_FOLDER = Path("var/jobs")

@@ -36,7 +36,7 @@ from typing import Any, Iterable
 from cs336_lectures.atomic import write_bytes_atomically
 from cs336_lectures.runtime.i18n.templates import Template, TemplateError
 from cs336_lectures.runtime.i18n.translatable import Call
-from cs336_lectures.safe_yaml import YamlFileError, load_yaml_file
+from cs336_lectures.runtime.safe_yaml import YamlFileError, load_yaml_file
 
 __all__ = ["LANGUAGES", "Catalog", "CatalogError", "Entry", "catalog_languages", "catalog_path", "load_catalog",
            "save_catalog"]

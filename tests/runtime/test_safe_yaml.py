@@ -1,5 +1,5 @@
 """Hostile YAML in the files users and translators write: catalogs and `cs336-lectures.yaml`
-(cs336_lectures/safe_yaml.py). Each is refused with one line naming the file and the problem,
+(cs336_lectures/runtime/safe_yaml.py). Each is refused with one line naming the file and the problem,
 before it can grow (aliases) or recurse (nesting), and never reaches a lecture as its own error."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import pytest
 
 from cs336_lectures.runtime.i18n.catalog import CatalogError, catalog_path, load_catalog
 from cs336_lectures.runtime.cli.batch import ExecutorError, read_config
-from cs336_lectures.safe_yaml import MAX_DEPTH, YamlFileError, load_yaml_file
+from cs336_lectures.runtime.safe_yaml import MAX_DEPTH, YamlFileError, load_yaml_file
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "lectures" / "example_i18n.py"
 DEEP = 20_000
 
