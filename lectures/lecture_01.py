@@ -1166,7 +1166,10 @@ def memory_hierarchy_figure(levels: list[MemoryLevel]):
     capacity_axes.set_xlabel("capacity (MB, log scale)")
     capacity_axes.set_title("How much it holds", fontsize=10)
     for row, level in enumerate(levels):
-        size = f"{level.megabytes / 1e3:.0f} GB" if level.megabytes >= 1e3 else f"{level.megabytes:.0f} MB"
+        if level.megabytes >= 1e3:
+            size = translatable(f"{level.megabytes / 1e3:.0f} GB")
+        else:
+            size = translatable(f"{level.megabytes:.0f} MB")
         capacity_axes.text(level.megabytes * 1.3, row, size, va="center", fontsize=8.5)
         if level.terabytes_per_sec is None:
             bandwidth_axes.text(0.3, row, "read directly by the cores", va="center", fontsize=8.5, color="#555555")
