@@ -114,9 +114,10 @@ def industrialization():
     text(f"- Stargate, led by SoftBank and OpenAI with Oracle and MGX, plans $500 billion over 4 years, "
          f"${stargate_per_year / 1e9:.0f} billion a year.")
     link(stargate_announcement)
-    text("And nothing public says how frontier models are built: the GPT-4 report declines to "
-         "give the architecture, model size, hardware, compute, data or training method, "
-         "citing competition and safety.")
+    text("How the frontier builds its models is kept private. OpenAI's GPT-4 report is the "
+         "standard example: for reasons of competition and safety it leaves out how large the "
+         "model is and how it is put together, what it was trained on, with which method, and "
+         "on how much hardware and compute.")
     link(gpt4_report)
 
 
@@ -157,8 +158,9 @@ def what_small_models_teach():
          "scale (a trick that helps at 100M parameters can do nothing at 100B), so a "
          "classroom can only give part of it.")
     text("And some intuitions have no explanation behind them at all, only experiments "
-         "that came out well. Shazeer's SwiGLU paper is candid about it: its closing lines "
-         "say it cannot explain why the variants work and credit divine benevolence.")
+         "that came out well. The paper that introduced SwiGLU, by Noam Shazeer, ends by "
+         "owning up to it with a joke: it has no theory for why the gated variants win, and "
+         "puts their success down to divine benevolence.")
     link(glu_variants)
 
 
@@ -379,10 +381,11 @@ def systems():
     text("## Unit 2: systems")
     text("The second unit is about getting every FLOP the hardware has: kernels, "
          "parallelism and inference.")
-    text("**Kernels.** A GPU such as the A100 has a big, slow memory (DRAM) and a small, "
-         "fast one (SRAM) beside the compute units: Horace He pictures them as a warehouse "
-         "and a factory with a road between them. Fast code keeps the factory busy and the "
-         "road quiet: it arranges the work so that data crosses as rarely as possible. "
+    text("**Kernels.** In Horace He's analogy the compute units of a GPU such as the A100 "
+         "are a factory. Its large, slow memory (DRAM) is a warehouse down the road, and the "
+         "small, fast memory (SRAM) is the storage on the factory floor. Fast code keeps the "
+         "factory busy and the road quiet: it arranges the work so that data crosses as "
+         "rarely as possible. "
          "Kernels are written in CUDA, Triton, CUTLASS or ThunderKittens.")
     link(go_brrr)
     a100_levels = a100_memory_levels()  # @inspect a100_levels @stepover
