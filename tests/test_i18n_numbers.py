@@ -164,3 +164,21 @@ def test_i18n_check_reports_a_missing_plural_form(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 1
     assert "mismatch main: 'About {days:.0f} days.': plural word {days_word} lacks its form for few, many" in done.stdout
+
+
+def test_figure_labels_get_the_same_numbers_and_plural_words():
+    from cs336_lectures.runtime.translation import _translated_label
+
+    entries = {
+        "{rate:.1f} TB/s": Entry("{rate:.1f} TB/s", "{rate:.1f} ТБ/с", template=True),
+        "merge {step}  ({n} tokens)": Entry("merge {step}  ({n} tokens)", "слияние {step}  ({n} {tokens})", template=True,
+                                            plurals={"tokens": TOKENS}),
+        "forward": Entry("forward", "прямой проход"),
+        "{kind}: {n:,} steps": Entry("{kind}: {n:,} steps", "{kind}: {n:,} шагов", template=True),
+    }
+    assert _translated_label("19.5 TB/s", entries, "ru") == "19,5 ТБ/с"
+    assert _translated_label("19.5 TB/s", entries, "zh") == "19.5 ТБ/с"  # (a Russian entry read as Chinese: digits kept)
+    assert _translated_label("merge 2  (22 tokens)", entries, "ru") == "слияние 2  (22 токена)"
+    assert _translated_label("merge 3  (11 tokens)", entries, "ru") == "слияние 3  (11 токенов)"
+    # a field whose value is a translated word gets the word, a number its Russian form
+    assert _translated_label("forward: 1,024 steps", entries, "ru") == f"прямой проход: 1{NNBSP}024 шагов"

@@ -152,8 +152,10 @@ def _translated_label(english: str, entries: dict[str, Entry], language: str) ->
                 values = template.values(english)
                 if values is not None:
                     words = template.localized(values, language, entry.plurals)
-                    words.update({field: _translated_word(value, entries) for field, value in values.items()
-                                  if _translated_word(value, entries) != value})
+                    for field, value in values.items():
+                        word = _translated_word(value, entries)
+                        if word != value:  # a translated word, not a number
+                            words[field] = word
                     return Template.substitute(entry.translation, words)
             except TemplateError:
                 continue
