@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from cs336_lectures.runtime.catalog import Catalog, Entry, load_catalog, save_catalog
-from cs336_lectures.runtime.locale_numbers import localized_number, plural_categories, plural_category
-from cs336_lectures.runtime.templates import PluralWord, Template, TemplateError
-from cs336_lectures.runtime.translatable import scan_source
+from cs336_lectures.runtime.i18n.catalog import Catalog, Entry, load_catalog, save_catalog
+from cs336_lectures.runtime.i18n.locale_numbers import localized_number, plural_categories, plural_category
+from cs336_lectures.runtime.i18n.templates import PluralWord, Template, TemplateError
+from cs336_lectures.runtime.i18n.translatable import scan_source
 
 NNBSP = "\u202f"  # narrow no-break space: Russian digit groups
 DAYS = PluralWord("days:.0f", {"one": "дня", "few": "дней", "many": "дней", "other": "дня"})  # "около N дня/дней"
@@ -167,7 +167,7 @@ def test_i18n_check_reports_a_missing_plural_form(tmp_path):
 
 
 def test_figure_labels_get_the_same_numbers_and_plural_words():
-    from cs336_lectures.runtime.translation import _translated_label
+    from cs336_lectures.runtime.i18n.translation import _translated_label
 
     entries = {
         "{rate:.1f} TB/s": Entry("{rate:.1f} TB/s", "{rate:.1f} ТБ/с", template=True),

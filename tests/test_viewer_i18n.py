@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import expect
 
-from cs336_lectures.runtime.locale_numbers import plural_category
+from cs336_lectures.runtime.i18n.locale_numbers import plural_category
 
 from test_i18n import EXAMPLE, ROOT, copy_example
 from viewer_support import VIEWER, StaticSite, demo_trace, write_site
@@ -203,7 +203,7 @@ def server_note_templates() -> set[str]:
     import ast
 
     templates: set[str] = set()
-    for module in (ROOT / "cs336_lectures" / "runtime").glob("*.py"):
+    for module in (ROOT / "cs336_lectures" / "runtime").rglob("*.py"):
         for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("note", "count_of"):
                 literals = [argument.value for argument in node.args if isinstance(argument, ast.Constant)]
