@@ -632,8 +632,8 @@ def matmul_timing_and_mfu():
              "has bfloat16 matrix instructions: compare the two rates above.")
     text("Why the dtype matters so much on a GPU: matmuls in bfloat16 and float16 run on "
          "*tensor cores*, dedicated matrix units, while float32 matmuls by default run on "
-         "the ordinary cores at a fraction of the rate. Neither of the faster formats comes "
-         "for free:")
+         "the ordinary cores at a fraction of the rate. Two more formats run on tensor cores, "
+         "but only when asked for:")
     text("- TF32 (float32's range, a 10-bit mantissa) lets float32 matmuls use the tensor "
          "cores, but PyTorch leaves it off until asked: "
          "`torch.set_float32_matmul_precision(\"high\")` or "
