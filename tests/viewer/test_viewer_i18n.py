@@ -12,6 +12,8 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import expect
 
+from cs336_lectures.runtime.i18n.locale_numbers import plural_category
+
 from test_i18n import EXAMPLE, ROOT, copy_example
 from viewer_support import VIEWER, StaticSite, demo_trace, write_site
 
@@ -185,6 +187,15 @@ def test_the_interface_follows_the_language(page, site):
     page.goto(site.url + "?lang=zh")
     expect(page.locator("#index-view h1")).to_have_text("讲座")
     expect(page.locator(".index-hint")).to_contain_text("e 编辑")
+    page.goto(site.url + "?lang=ru")  # each card's step count agrees with its number, digits grouped the Russian way
+    expect(page.locator("#index-view h1")).to_have_text("Лекции")
+    cards = page.locator(".trace-card .trace-meta")
+    assert cards.count() == 3
+    for index in range(cards.count()):
+        meta = cards.nth(index).inner_text()
+        count = int(re.search(r"(\d[\d\u202f]*) шаг", meta)[1].replace("\u202f", ""))
+        word = {"one": "шаг", "few": "шага", "many": "шагов"}[plural_category(str(count), "ru")]
+        assert f"{count:,}".replace(",", "\u202f") + f" {word}" in meta, meta
 
 
 def server_note_templates() -> set[str]:

@@ -237,7 +237,7 @@ def test_trace_carries_every_language_with_traced_numbers(tmp_path, validate_tra
     assert title["translations"]["zh"]["html"] == '<h1 id="counting-bytes-in-three-scripts">三种文字的字节计数</h1>\n'
     counts = [r for r in rendered if "bytes per character" in r["html"]]
     assert [r["html"] for r in counts][2] == "<p><code>zh</code>: 9 characters take 27 bytes, 3.00 bytes per character.</p>\n"
-    assert counts[1]["translations"]["ru"]["html"] == "<p><code>ru</code>: 29 символов занимают 54 байт, 1.86 байта на символ.</p>\n"
+    assert counts[1]["translations"]["ru"]["html"] == "<p><code>ru</code>: 29 символов занимают 54 байта, 1,86 байта на символ.</p>\n"
     assert counts[0]["translations"]["zh"]["html"] == "<p><code>en</code>：27 个字符占 27 个字节，平均每个字符 1.00 个字节。</p>\n"
     formula = next(r for r in rendered if "compression ratio" in r["html"])
     assert "<math" in formula["translations"]["ru"]["html"] and "байты" in formula["translations"]["ru"]["html"]
