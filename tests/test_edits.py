@@ -68,3 +68,15 @@ def test_unsafe_edits_say_why():
     assert "class Box changed" in str(compare(outline(with_class), outline(with_class.replace("size = 1", "size = 2"))).unsafe)
     computed = compare(outline(BASE), outline(BASE + "\n\ndef extra(n=LIMIT):\n    return n\n"))
     assert "defaults that are not literals" in str(computed.unsafe)
+
+
+def test_a_module_level_statement_added_or_removed_at_the_end_is_unsafe():
+    """Nothing pairs with a statement past the last one the other version has: the count differs."""
+    appended = compare(outline(BASE), outline(BASE + "\n\nTABLE = helper(1)\n"))
+    assert str(appended.unsafe) == "module-level code changed (line 23)"
+    removed = compare(outline(BASE + "\n\nTABLE = helper(1)\n"), outline(BASE))
+    assert str(removed.unsafe) == "module-level code changed (line 23)"
+    imported = compare(outline(BASE), outline(BASE + "\n\nimport math\n"))
+    assert str(imported.unsafe) == "the imports changed"
+    with_class = compare(outline(BASE), outline(BASE + "\n\nclass Box:\n    size = 1\n"))
+    assert str(with_class.unsafe) == "class Box changed (classes are defined at import)"

@@ -356,6 +356,46 @@ HOSTILE_SVGS = {
     "external style": b'<svg xmlns="http://www.w3.org/2000/svg"><style>@import url(http://evil.example/x.css);</style></svg>',
     "external fill": b'<svg xmlns="http://www.w3.org/2000/svg"><rect style="fill: url(http://evil.example/#p)"/></svg>',
     "not xml": b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script>',
+    # The same attacks in other forms: a fragment on an external URL, upper case, xlink, entities.
+    "external image with a fragment": (b'<svg xmlns="http://www.w3.org/2000/svg"><image '
+                                       b'href="https://evil.example/x.svg#part" width="4" height="4"/></svg>'),
+    "xlink use of an external fragment": (b'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">'
+                                          b'<use xlink:href="https://evil.example/sprites.svg#icon"/></svg>'),
+    "relative link with a fragment": b'<svg xmlns="http://www.w3.org/2000/svg"><use href="other.svg#icon"/></svg>',
+    "data page in an image": (b'<svg xmlns="http://www.w3.org/2000/svg"><image '
+                              b'href="data:text/html,&lt;script&gt;alert(1)&lt;/script&gt;"/></svg>'),
+    "data image on use": b'<svg xmlns="http://www.w3.org/2000/svg"><use href="data:image/svg+xml;base64,PHN2Zy8+"/></svg>',
+    "upper-case handler": b'<svg xmlns="http://www.w3.org/2000/svg"><rect ONLOAD="alert(1)" width="4" height="4"/></svg>',
+    "mixed-case handler": b'<svg xmlns="http://www.w3.org/2000/svg"><rect onMouseOver="alert(1)"/></svg>',
+    "upper-case script": b'<svg xmlns="http://www.w3.org/2000/svg"><SCRIPT>alert(1)</SCRIPT></svg>',
+    "element in no namespace": b'<svg width="4"><script>alert(1)</script></svg>',
+    "html element": b'<svg xmlns="http://www.w3.org/2000/svg"><html:b xmlns:html="http://www.w3.org/1999/xhtml"/></svg>',
+    "foreign attribute": b'<svg xmlns="http://www.w3.org/2000/svg" xmlns:ev="http://www.w3.org/2001/xml-events"><rect ev:event="click"/></svg>',
+    "entity only": b'<!DOCTYPE svg [<!ENTITY a "x">]><svg xmlns="http://www.w3.org/2000/svg"/>',
+    "external fill with a fragment, quoted": (b'<svg xmlns="http://www.w3.org/2000/svg"><rect '
+                                              b'style="fill: url( \'https://evil.example/p.svg#g\' )"/></svg>'),
+    "second declaration loads": (b'<svg xmlns="http://www.w3.org/2000/svg"><rect '
+                                 b'style="fill: url(#ok); stroke: url(https://evil.example/#p)"/></svg>'),
+    "upper-case import": b'<svg xmlns="http://www.w3.org/2000/svg"><style>@IMPORT "http://evil.example/x.css";</style></svg>',
+    "escaped stylesheet": b'<svg xmlns="http://www.w3.org/2000/svg"><style>rect { fill: u\\72l(http://evil.example/) }</style></svg>',
+    "expression": b'<svg xmlns="http://www.w3.org/2000/svg"><rect style="width: EXPRESSION(alert(1))"/></svg>',
+    "javascript in a style value": b'<svg xmlns="http://www.w3.org/2000/svg"><rect fill="JavaScript:alert(1)"/></svg>',
+    "markup in a stylesheet": (b'<svg xmlns="http://www.w3.org/2000/svg"><style>&lt;/style&gt;&lt;script&gt;'
+                               b'alert(1)&lt;/script&gt;</style></svg>'),
+}
+# Static drawings that must stay as they are: links and fills within the drawing, embedded images, metadata.
+STATIC_SVGS = {
+    "internal use": (b'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">'
+                     b'<defs><rect id="r" width="4" height="4"/></defs><use xlink:href="#r"/><use href="#r"/></svg>'),
+    "internal fill": (b'<svg xmlns="http://www.w3.org/2000/svg"><defs><linearGradient id="g"/></defs>'
+                      b'<style>rect { fill: url(#g) }</style><rect style="fill: url( \'#g\' )" fill="url(#g)"/></svg>'),
+    "embedded png": (b'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">'
+                     b'<image xlink:href="DATA:image/png;base64,iVBORw0KGgo=" width="4" height="4"/></svg>'),
+    "metadata": (b'<svg xmlns="http://www.w3.org/2000/svg" xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" '
+                 b'xmlns:cc="http://creativecommons.org/ns#"><metadata><rdf:RDF><cc:Work rdf:about="x"/></rdf:RDF>'
+                 b'</metadata><text xml:space="preserve">on top</text></svg>'),
+    "a plain doctype": (b'<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">'
+                        b'<svg xmlns="http://www.w3.org/2000/svg"><rect width="4" height="4" class="one"/></svg>'),
 }
 
 
@@ -370,6 +410,26 @@ def test_an_svg_that_could_act_is_stored_as_a_picture_of_itself(tmp_path, name):
     embedded = re.search(rb'href="data:image/svg\+xml;base64,([^"]+)"', stored).group(1)
     assert base64.b64decode(embedded) == padded  # nothing lost: the original is inside, as an image
     assert make_passive(stored) == stored
+
+
+@pytest.mark.parametrize("name", STATIC_SVGS)
+def test_a_static_svg_is_kept_byte_for_byte(name):
+    data = STATIC_SVGS[name]
+    assert active_content(data) is None
+    assert make_passive(data) is data
+
+
+def test_what_makes_an_svg_active_is_named():
+    assert active_content(HOSTILE_SVGS["external image with a fragment"]) == (
+        "a link to 'https://evil.example/x.svg#part' on <image>")
+    assert active_content(HOSTILE_SVGS["upper-case handler"]) == "event handler ONLOAD= on <rect>"
+    assert active_content(HOSTILE_SVGS["element in no namespace"]) == "element <svg> (no namespace)"
+    assert active_content(HOSTILE_SVGS["second declaration loads"]) == "style= on <rect>: url(https://evil.example/#p)"
+    assert active_content(HOSTILE_SVGS["upper-case import"]) == "the stylesheet: '@IMPORT'"
+    assert active_content(HOSTILE_SVGS["entity only"]) == "a DOCTYPE with declarations of its own"
+    assert active_content(HOSTILE_SVGS["xslt"]) == "processing instruction <?xml-stylesheet?>"
+    assert active_content(HOSTILE_SVGS["foreign attribute"]) == "attribute event= in namespace http://www.w3.org/2001/xml-events"
+    assert active_content(b'<svg xmlns="http://www.w3.org/2000/svg"><rect></svg>').startswith("not well-formed XML (")
 
 
 def test_matplotlib_plots_are_kept_byte_for_byte():

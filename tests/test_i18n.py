@@ -49,6 +49,19 @@ def test_template_reads_fields_and_fills_a_reordered_translation():
     assert template.fill("{k}", "no match here") is None
 
 
+def test_each_field_takes_the_shortest_text_that_lets_the_rest_fit():
+    """A value that contains the literal text after its field is cut at its first occurrence (the
+    documented limit); the same cut holds whichever order the translation puts the fields in."""
+    template = Template.parse("{a} and {b}")
+    assert template.values("x and y and z") == {"a": "x", "b": "y and z"}
+    assert template.fill("{b} и {a}", "x and y and z") == "y and z и x"
+    assert template.fill("{a}, {b}", "and and and") == ", and"
+    assert Template.parse("{a}{b}").values("xy") == {"a": "", "b": "xy"}
+    assert Template.parse("<{a}>").values("<x>>") == {"a": "x>"}
+    repeated = Template.parse("{n} of {n}")
+    assert repeated.values("3 of 4") == {"n": "3"}  # a field written twice keeps its first value
+
+
 def test_template_refuses_broken_text_and_unknown_fields():
     with pytest.raises(TemplateError, match="not closed"):
         Template.parse("{n bytes")
