@@ -59,6 +59,13 @@ HOSTILE_HTML = [
     '<base href="http://evil.example/">',
     '<!--<img src=x onerror=alert("comment")>-->',
     '<img src="x" srcset="y 1x" onload="alert(\'load\')" onerror="alert(\'srcset\')">',
+    # The same attacks in other forms: upper case, entities, a fragment after the scheme, a second declaration.
+    '<IMG SRC="nowhere.png" ONERROR="alert(\'upper img\')">',
+    '<SCRIPT>alert("upper script")</SCRIPT>',
+    '<a class="js-link-entity" href="&#106;avascript&#58;alert(\'entity\')">entity</a>',
+    '<a class="js-link-fragment" href="javascript:alert(\'fragment\')//#https://example.org/">fragment</a>',
+    '<table><tr><th style="text-align:right; background-image:url(javascript:alert(\'th\'))">head</th></tr></table>',
+    '<table><tr><th style="TEXT-ALIGN:LEFT" class="upper-style">upper</th></tr></table>',
 ]
 # Highlighted source lines are inserted as HTML too (files[].html).
 HOSTILE_LINES = [
@@ -147,13 +154,16 @@ def test_a_hostile_trace_runs_no_script_on_a_static_host(strict_page, tmp_path, 
         handlers = page.evaluate("""() => Array.from(document.querySelectorAll('#lecture-view *'))
             .flatMap((node) => Array.from(node.attributes).filter((a) => a.name.startsWith('on')).map((a) => a.name))""")
         assert handlers == []
-        for link in (".js-link", ".js-link-case", ".js-link-tab", ".data-link", ".line-link"):
+        for link in (".js-link", ".js-link-case", ".js-link-tab", ".data-link", ".line-link", ".js-link-entity",
+                     ".js-link-fragment"):
             page.click(link)
         page.hover("td")
         settle(page)
         # What was allowed stays: text of links and cells, the table cell's alignment.
         assert lecture.locator(".js-link").inner_text() == "a javascript: link"
         assert lecture.locator("td").get_attribute("style") == "text-align:right"
+        assert lecture.locator("th").first.get_attribute("style") is None  # a second declaration loses the whole style
+        assert lecture.locator("th.upper-style").get_attribute("style") == "TEXT-ALIGN:LEFT"
         assert page.evaluate("location.pathname") == "/index.html"
     assert page.dialogs == []
 
