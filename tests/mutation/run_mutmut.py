@@ -43,7 +43,7 @@ TARGETS = {
     "kernel_plan": Target("cs336_lectures/runtime/kernel.py", ("tests/test_kernel_plan.py",),
                           ("*xǁKernelǁplan__mutmut_*", "*xǁKernelǁ_next_checkpoint__mutmut_*",
                            "*xǁKernelǁstarts__mutmut_*", "*xǁKernelǁoutline__mutmut_*")),
-    "trace_compare": Target("cs336_lectures/runtime/trace_compare.py", ("tests/test_trace_compare.py",)),
+    "trace_compare": Target("cs336_lectures/runtime/trace_compare.py", ("tests/test_trace_compare.py", "-k", "not two_runs")),
     "values": Target("cs336_lectures/runtime/values.py", ("tests/test_values.py",)),
     "templates": Target("cs336_lectures/runtime/templates.py", ("tests/test_i18n.py", "-k", "template or shortest")),
     "catalog": Target("cs336_lectures/runtime/catalog.py", ("tests/test_i18n.py", "-k", "catalog or update or problems or extract")),

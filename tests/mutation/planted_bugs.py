@@ -1,0 +1,112 @@
+"""The eleven bugs that once passed every test (issue 25), planted again one at a time: each must
+now fail the tests named beside it (`make mutation` runs this after mutmut; not part of CI).
+
+Each bug is planted in a copy of the project (var/mutation/planted/), never in the working tree,
+and the copy's tests run with the copy first on the path, in this process's children too.
+
+    python tests/mutation/planted_bugs.py             # every bug
+    python tests/mutation/planted_bugs.py kernel i18n  # some of them
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+WORK = ROOT / "var" / "mutation" / "planted"
+COPIED = ("cs336_lectures", "tests", "lectures", "trace", "viewer", "pyproject.toml")
+
+
+@dataclass(frozen=True)
+class Bug:
+    path: str
+    before: str
+    after: str
+    tests: tuple[str, ...]
+
+
+BUGS = {
+    "edits": Bug("cs336_lectures/runtime/edits.py",
+                 "    if len(old) != len(new):\n        extra = (old if len(old) > len(new) else new)[min(len(old), len(new))]\n"
+                 "        return _describe(extra, extra)\n", "",
+                 ("tests/test_edits.py", "tests/test_kernel.py", "-k", "end_is_unsafe or (unsafe_edits and TABLE)")),
+    "kernel": Bug("cs336_lectures/runtime/kernel.py", "checkpoint.steps <= run.resumed.steps]",
+                  "checkpoint.steps < run.resumed.steps]", ("tests/test_kernel.py", "-k", "in_a_row")),
+    "server": Bug("cs336_lectures/runtime/server.py", "self.retracer.request(lecture, full=full, supersede=True)",
+                  "self.retracer.request(lecture, supersede=True)", ("tests/test_server_runtime.py", "-k", "catalog")),
+    "terminal": Bug("cs336_lectures/runtime/terminal.py",
+                    "[t for t in model.stops if t > s] + [t for t in model.stops if t <= s]",
+                    "[t for t in model.stops if t >= s] + [t for t in model.stops if t < s]",
+                    ("tests/test_terminal.py", "-k", "searching_again")),
+    "templates": Bug("cs336_lectures/runtime/templates.py", '("(.*?)" if', '("(.*)" if',
+                     ("tests/test_i18n.py", "-k", "shortest")),
+    "i18n": Bug("viewer/js/i18n.js", "const pluralRules = new Map(); // language -> its Intl.PluralRules, made once",
+                "const firstRules = new Intl.PluralRules(current);\nconst pluralRules = { has: () => true, get: () => firstRules };",
+                ("tests/test_viewer_i18n.py", "-k", "plural_forms_follow")),
+    "course_import": Bug("cs336_lectures/runtime/course_import.py",
+                         "        if level > 0 and stack[level - 1][2] != active[level - 1].line:\n"
+                         "            return False  # the caller moved on: this is another call of the same function\n", "",
+                         ("tests/test_course_import.py", "-k", "called_again")),
+    "cells": Bug("cs336_lectures/runtime/cells.py", "references.get(called) == 1 and ", "",
+                 ("tests/test_export.py", "-k", "another_section")),
+    "executor": Bug("cs336_lectures/runtime/executor.py",
+                    '        if result["status"] != "ok":\n            status = max(status, 1)\n', "",
+                    ("tests/test_executor.py", "-k", "failing_lecture")),
+    "sanitize": Bug("viewer/js/sanitize.js", r";?\s*$/i;", r";?\s*/i;", ("tests/test_sanitize.py", "tests/test_faults_web.py",
+                                                                         "-k", "keeps_only or hostile_trace_runs")),
+    "passive_svg": Bug("cs336_lectures/runtime/passive_svg.py", 'internal = value.startswith("#")',
+                       'internal = "#" in value', ("tests/test_faults_web.py", "-k", "fragment or named")),
+}
+
+
+def copy_project() -> None:
+    for entry in COPIED:
+        source, destination = ROOT / entry, WORK / entry
+        if destination.exists():
+            shutil.rmtree(destination) if destination.is_dir() else destination.unlink()
+        if source.is_dir():
+            shutil.copytree(source, destination, ignore=shutil.ignore_patterns("__pycache__", ".hypothesis"))
+        else:
+            shutil.copy2(source, destination)
+
+
+def caught(name: str, bug: Bug) -> bool:
+    """Plant the bug in the copy, run its tests, take it out again; True when a test failed."""
+    path = WORK / bug.path
+    original = path.read_text()
+    assert original.count(bug.before) == 1, f"{name}: the code to change is not in {bug.path} once"
+    path.write_text(original.replace(bug.before, bug.after))
+    environment = {**os.environ, "PYTHONPATH": str(WORK)}
+    try:
+        done = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *bug.tests],
+                              cwd=WORK, env=environment, capture_output=True, text=True, timeout=900)
+    finally:
+        path.write_text(original)
+    summary = done.stdout.strip().splitlines()[-1] if done.stdout.strip() else done.stderr.strip()[-200:]
+    print(f"{name:<14} {'caught' if done.returncode == 1 else 'MISSED'}: {' '.join(bug.tests)} -> {summary}", flush=True)
+    return done.returncode == 1
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("names", nargs="*", metavar="NAME", help=f"bugs to plant (default: all): {', '.join(BUGS)}")
+    args = parser.parse_args()
+    unknown = [name for name in args.names if name not in BUGS]
+    if unknown:
+        parser.error(f"no bug {', '.join(unknown)} (bugs: {', '.join(BUGS)})")
+    WORK.mkdir(parents=True, exist_ok=True)
+    copy_project()
+    missed = [name for name in (args.names or BUGS) if not caught(name, BUGS[name])]
+    print(f"\n{len(args.names or BUGS) - len(missed)} of {len(args.names or BUGS)} planted bugs caught"
+          + (f"; missed: {', '.join(missed)}" if missed else ""))
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
