@@ -13,7 +13,7 @@ import pytest
 from cs336_lectures import load_trace
 from cs336_lectures.runtime.trace_format import write_trace
 from cs336_lectures.runtime.catalog import Catalog, CatalogError, Entry, catalog_path, load_catalog, save_catalog
-from cs336_lectures.runtime.templates import Template, TemplateError
+from cs336_lectures.runtime.templates import Template, TemplateError, template_of
 from cs336_lectures.runtime.translatable import scan_source
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -62,9 +62,23 @@ def test_each_field_takes_the_shortest_text_that_lets_the_rest_fit():
     assert repeated.values("3 of 4") == {"n": "3"}  # a field written twice keeps its first value
 
 
+def test_template_of_an_f_string_writes_its_fields_as_the_source_does():
+    import ast
+
+    def of(expression: str):
+        return template_of(ast.parse(expression, mode="eval").body)
+
+    assert of('f"{n!r} bytes, {k:,} tokens {{x}} {len(data):>8.2f}!"') == "{n!r} bytes, {k:,} tokens {{x}} {len(data):>8.2f}!"
+    assert of('f"{name!s}{value!a}"') == "{name!s}{value!a}"
+    assert of('f"{x:{width}}"') is None  # a computed format spec
+    assert Template.parse("AXX {n} XX}}").literals == ("AXX ", " XX}")  # only braces pair up
+
+
 def test_template_refuses_broken_text_and_unknown_fields():
     with pytest.raises(TemplateError, match="not closed"):
         Template.parse("{n bytes")
+    with pytest.raises(TemplateError, match=r"an empty field '\{\}' at character 2 of 'a {} b'"):
+        Template.parse("a {} b")
     with pytest.raises(TemplateError, match="single '}'"):
         Template.parse("n} bytes")
     with pytest.raises(TemplateError, match="fields the English lacks: m"):

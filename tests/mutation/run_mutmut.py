@@ -10,6 +10,7 @@ at a time.
     python tests/mutation/run_mutmut.py                 # every module below, then the scores
     python tests/mutation/run_mutmut.py edits values    # some of them
     python tests/mutation/run_mutmut.py --scores        # the scores of the last runs, nothing run
+    python tests/mutation/run_mutmut.py --survivors edits  # after adding tests: the survivors again
 
 TARGETS is the one place that names the modules, their tests and, for a module whose other parts
 need a live kernel, the functions to mutate.
@@ -78,11 +79,17 @@ def prepare(name: str, target: Target) -> Path:
     return folder
 
 
-def run(name: str, target: Target, max_children: int) -> int:
+def run(name: str, target: Target, max_children: int, survivors_only: bool) -> int:
+    """Run mutmut on the target; with survivors_only, only on the mutants that survived its last run."""
+    chosen = target.functions
+    if survivors_only:
+        chosen = tuple(results(name, target).get("survived", ()))
+        if not chosen:
+            return 0
     folder = prepare(name, target)
     print(f"==> mutmut: {target.module} ({' '.join(target.tests)})", flush=True)
     command = ["nice", "-n", "10", str(Path(sys.executable).with_name("mutmut")), "run", "--max-children",
-               str(max_children), *target.functions]
+               str(max_children), *chosen]
     return subprocess.run(command, cwd=folder).returncode
 
 
@@ -125,6 +132,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("names", nargs="*", metavar="NAME", help=f"targets to run (default: all): {', '.join(TARGETS)}")
     parser.add_argument("--scores", action="store_true", help="only print the scores of the last runs")
+    parser.add_argument("--survivors", action="store_true",
+                        help="run again only the mutants that survived the last run (after adding tests)")
     parser.add_argument("--max-children", type=int, default=1, help="test processes at a time (default 1)")
     args = parser.parse_args()
     unknown = [name for name in args.names if name not in TARGETS]
@@ -133,7 +142,7 @@ def main() -> int:
     names = args.names or list(TARGETS)
     if not args.scores:
         for name in names:
-            run(name, TARGETS[name], args.max_children)
+            run(name, TARGETS[name], args.max_children, args.survivors)
     report(names)
     return 0
 
