@@ -72,6 +72,13 @@ def test_template_of_an_f_string_writes_its_fields_as_the_source_does():
     assert of('f"{name!s}{value!a}"') == "{name!s}{value!a}"
     assert of('f"{x:{width}}"') is None  # a computed format spec
     assert Template.parse("AXX {n} XX}}").literals == ("AXX ", " XX}")  # only braces pair up
+    assert Template.parse("{MAX} of {X}").fields == ("MAX", "X")
+    assert Template.parse("{table[(1, 2)]} rows, {f({'a': 1})['a']}").fields == ("table[(1, 2)]", "f({'a': 1})['a']")
+    with pytest.raises(TemplateError, match="opened at character 0 of '{a\\) b}' is not closed"):
+        Template.parse("{a) b}")
+    assert Template.parse("{a} and {b}").values("x\ny and z\n") == {"a": "x\ny", "b": "z\n"}
+    with pytest.raises(TemplateError, match="fields the English lacks: m, z$"):
+        Template.parse("{n} bytes").fill("{m} {z} байт", "3 bytes")
 
 
 def test_template_refuses_broken_text_and_unknown_fields():
