@@ -24,7 +24,7 @@ import pytest
 from cs336_lectures.runtime import server as server_module
 from cs336_lectures.runtime.assets import AssetStore
 from cs336_lectures.runtime.editing import BACKUPS_KEPT, save_source
-from cs336_lectures.runtime.passive_svg import active_content, make_passive
+from cs336_lectures.runtime.passive_svg import active_content, make_passive, wrap_as_image
 from cs336_lectures.runtime.rendering import highlight_lines, render_markdown, render_verbatim
 from cs336_lectures.runtime.site import CONTENT_SECURITY_POLICY, build_index, write_site as build_site
 from test_server import GOOD_LECTURE, put_trace, request, serve, workspace  # noqa: F401 (fixtures)
@@ -440,6 +440,28 @@ def test_what_makes_an_svg_active_is_named():
     assert active_content(HOSTILE_SVGS["xslt"]) == "processing instruction <?xml-stylesheet?>"
     assert active_content(HOSTILE_SVGS["foreign attribute"]) == "attribute event= in namespace http://www.w3.org/2001/xml-events"
     assert active_content(b'<svg xmlns="http://www.w3.org/2000/svg"><rect></svg>').startswith("not well-formed XML (")
+
+
+def test_the_svg_wrapper_keeps_the_drawings_size_and_nothing_else_of_its_root():
+    def wrapped(data: bytes, root: str, image: str) -> bytes:
+        href = "data:image/svg+xml;base64," + base64.b64encode(data).decode("ascii")
+        return f'<svg xmlns="http://www.w3.org/2000/svg"{root}><image {image} href="{href}"/></svg>\n'.encode("ascii")
+
+    sized = (b'<svg xmlns="http://www.w3.org/2000/svg" data-note="\xff" width="40" height=\'20\' viewBox="0,0 40 20" '
+             b'preserveAspectRatio="xMidYMid meet" onload="alert(1)" style="x:url(y)"><rect/></svg>')
+    assert wrap_as_image(sized) == wrapped(
+        sized, ' width="40" height="20" viewBox="0,0 40 20" preserveAspectRatio="xMidYMid meet"',
+        'x="0" y="0" width="40" height="20" preserveAspectRatio="xMidYMid meet"')
+    exponent = b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="-1.5 0 1e2 5e+1"/>'
+    assert wrap_as_image(exponent) == wrapped(exponent, ' viewBox="-1.5 0 1e2 5e+1"',
+                                              'x="-1.5" y="0" width="1e2" height="5e+1"')
+    for odd_box in (b"0 0 40 20 5", b"0 0 40", b"0 0 4E1 20", b"a b c d"):
+        odd = b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="' + odd_box + b'"/>'
+        assert wrap_as_image(odd) == wrapped(odd, f' viewBox="{odd_box.decode()}"', 'width="100%" height="100%"')
+    hostile_size = b'<svg xmlns="http://www.w3.org/2000/svg" width="4&quot; onload=&quot;x" height="1"/>'
+    assert wrap_as_image(hostile_size) == wrapped(hostile_size, ' height="1"', 'width="100%" height="100%"')
+    not_svg = b"<html><body>hello</body></html>"
+    assert wrap_as_image(not_svg) == wrapped(not_svg, "", 'width="100%" height="100%"')
 
 
 def test_matplotlib_plots_are_kept_byte_for_byte():

@@ -9,7 +9,8 @@ CS336_SANITIZE_JS, so the working tree is never changed); a mutant it still pass
 as survived, with its change.
 
     python tests/mutation/js_mutants.py            # all mutants, then the score
-    python tests/mutation/js_mutants.py --list     # the mutants, nothing run
+    python tests/mutation/js_mutants.py --list     # the mutants, numbered, nothing run
+    python tests/mutation/js_mutants.py --only 6,7 # some of them again (after adding tests)
 """
 
 from __future__ import annotations
@@ -141,12 +142,16 @@ def survives(mutant: Mutant, source: str, folder: Path) -> bool:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--list", action="store_true", help="print the mutants and run nothing")
+    parser.add_argument("--only", type=lambda text: [int(n) for n in text.split(",")], default=None,
+                        help="run only these mutants (their numbers in --list, comma-separated)")
     args = parser.parse_args()
     source = SANITIZER.read_text()
     every = mutants(source)
+    if args.only:
+        every = [every[number - 1] for number in args.only]
     if args.list:
-        for mutant in every:
-            print(f"{mutant.line}: {mutant.after.strip()}")
+        for number, mutant in enumerate(every, 1):
+            print(f"[{number}] line {mutant.line}: {mutant.after.strip()}")
         print(f"{len(every)} mutants")
         return 0
     print(f"==> {len(every)} mutants of {SANITIZER.relative_to(ROOT)}, each against {' '.join(TESTS)}", flush=True)
