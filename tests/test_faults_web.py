@@ -404,6 +404,8 @@ STATIC_SVGS = {
     "metadata": (b'<svg xmlns="http://www.w3.org/2000/svg" xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" '
                  b'xmlns:cc="http://creativecommons.org/ns#"><metadata><rdf:RDF><cc:Work rdf:about="x"/></rdf:RDF>'
                  b'</metadata><text xml:space="preserve">on top</text></svg>'),
+    "text around a stylesheet": (b'<svg xmlns="http://www.w3.org/2000/svg"><text>a \\ b &lt; c</text>'
+                                 b'<style>rect { fill: red }</style><text>see url(https://example.org/)</text></svg>'),
     "a plain doctype": (b'<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">'
                         b'<svg xmlns="http://www.w3.org/2000/svg"><rect width="4" height="4" class="one"/></svg>'),
 }
@@ -440,6 +442,12 @@ def test_what_makes_an_svg_active_is_named():
     assert active_content(HOSTILE_SVGS["xslt"]) == "processing instruction <?xml-stylesheet?>"
     assert active_content(HOSTILE_SVGS["foreign attribute"]) == "attribute event= in namespace http://www.w3.org/2001/xml-events"
     assert active_content(b'<svg xmlns="http://www.w3.org/2000/svg"><rect></svg>').startswith("not well-formed XML (")
+    assert active_content(b'<svg xmlns="http://www.w3.org/2000/svg"><rect/>').startswith("not well-formed XML (")  # cut short
+    far = "https://evil.example/" + "a" * 100
+    assert active_content(f'<svg xmlns="http://www.w3.org/2000/svg"><use href="{far}"/></svg>'.encode()) == (
+        f"a link to {far[:60]!r} on <use>")
+    assert active_content(f'<svg xmlns="http://www.w3.org/2000/svg"><rect fill="url({far})"/></svg>'.encode()) == (
+        f"fill= on <rect>: url({far[:60]})")
 
 
 def test_the_svg_wrapper_keeps_the_drawings_size_and_nothing_else_of_its_root():
