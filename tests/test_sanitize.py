@@ -79,6 +79,8 @@ FRAGMENTS = [
     ('a<style>p{}</style><iframe src="https://evil.example/"></iframe><object data="x"></object>b', 'ab'),
     ('a<svg><a href="javascript:alert(1)">svg link</a></svg><SVG onload="alert(1)"></SVG>b', 'ab'),
     ('a<textarea>t</textarea><select><option>o</option></select><noscript>n</noscript>b', 'ab'),
+    ('a<applet code="x"><p>applet</p></applet><noembed><p>noembed</p></noembed><noframes><p>noframes</p></noframes>b', 'ab'),
+    ('a<frameset><frame src="x"></frameset><xmp><i>xmp</i></xmp><plaintext><i>plain</i>', 'a'),
     ('a<template><p>t</p></template><title>t</title><embed src="x"><meta charset="x"><link rel="x">b', 'ab'),
     ('a<form action="x"><input value="v"><button>go</button></form>b', 'agob'),
     ('a<!-- c --><!--<img src=x onerror=alert(1)>-->b', 'ab'),
