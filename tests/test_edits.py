@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from cs336_lectures.runtime.edits import Edit, Statement, compare, outline
-from cs336_lectures.runtime.notes import note
+from cs336_lectures.runtime.kernel.edits import Edit, Statement, compare, outline
+from cs336_lectures.runtime.i18n.run_messages import note
 
 BASE = '''import random
 

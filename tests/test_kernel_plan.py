@@ -8,8 +8,8 @@ import socket
 
 import pytest
 
-from cs336_lectures.runtime.kernel import Checkpoint, Finished, Kernel
-from cs336_lectures.runtime.notes import note
+from cs336_lectures.runtime.kernel.process import Checkpoint, Finished, Kernel
+from cs336_lectures.runtime.i18n.run_messages import note
 from test_kernel import SIMPLE
 
 SOURCE = SIMPLE  # sections intro, middle (calling helper) and last

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from cs336_lectures.runtime.navigation import TraceModel, read_trace
-from cs336_lectures.runtime.terminal import StepView, search
+from cs336_lectures.runtime.readers.navigation import TraceModel, read_trace
+from cs336_lectures.runtime.readers.terminal import StepView, search
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOTS = Path(__file__).parent / "snapshots"
