@@ -75,3 +75,18 @@ def test_first_difference_names_the_first_place_two_traces_differ():
     assert first_difference(a, c) == "header.extra: None != " + "x" * 300
     assert first_difference({"a": 1, "b": 2}, {"a": 1, "b": 3}) == "b: 2 != 3"
     assert first_difference({"a": [1, "y" * 400]}, {"a": [1, "z"]}) == "a[1]: " + "y" * 300 + " != z"
+    assert first_difference({"a": [1, "z"]}, {"a": [1, "y" * 400]}) == "a[1]: z != " + "y" * 300
+    assert first_difference({"a": "x" * 400}, {"a": 1}) == "a: " + "x" * 300 + " != 1"
+    assert first_difference({"a": [1]}, {"a": None}) == "a: [1] != None"  # only two lists are walked
+    assert first_difference({"a": None}, {"a": [1]}) == "a: None != [1]"
+    assert first_difference({"a": {"b": 1}}, {"a": 2}) == "a: {'b': 1} != 2"  # only two dicts are walked
+    assert first_difference({"a": 2}, {"a": {"b": 1}}) == "a: 2 != {'b': 1}"
+
+
+def test_comparable_takes_traces_without_timing_fields_or_with_partly_measured_steps():
+    trace = hand_made_trace()
+    for field in ("created", "elapsed_s", "command"):
+        del trace["header"][field]
+    trace["steps"] += [[0, 2], [0, 2, {"v": {"t": 1.0}}]]  # the measured line again: no extras, then a value only
+    assert comparable(trace)["header"] == {"title": "t"}
+    assert comparable(trace)["steps"][-2:] == [[0, 2], [0, 2, {}]]
