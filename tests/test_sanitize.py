@@ -76,7 +76,8 @@ FRAGMENTS = [
     # elements: unknown ones give up their text, those whose content is not text go whole
     ('<b>bold</b> <x-note>kept text</x-note>', 'bold kept text'),
     ('a<script>alert(1)</script>b<SCRIPT>alert(2)</SCRIPT>c', 'abc'),
-    ('a<style>p{}</style><iframe src="https://evil.example/"></iframe><object data="x"></object>b', 'ab'),
+    ('a<style>p{}</style><iframe src="https://evil.example/">frame text</iframe><object data="x"><p>fallback</p></object>b',
+     'ab'),
     ('a<svg><a href="javascript:alert(1)">svg link</a></svg><SVG onload="alert(1)"></SVG>b', 'ab'),
     ('a<textarea>t</textarea><select><option>o</option></select><noscript>n</noscript>b', 'ab'),
     ('a<applet code="x"><p>applet</p></applet><noembed><p>noembed</p></noembed><noframes><p>noframes</p></noframes>b', 'ab'),
