@@ -406,6 +406,8 @@ STATIC_SVGS = {
                  b'</metadata><text xml:space="preserve">on top</text></svg>'),
     "text around a stylesheet": (b'<svg xmlns="http://www.w3.org/2000/svg"><text>a \\ b &lt; c</text>'
                                  b'<style>rect { fill: red }</style><text>see url(https://example.org/)</text></svg>'),
+    "text right after a stylesheet": (b'<svg xmlns="http://www.w3.org/2000/svg"><style>rect { fill: red }</style>'
+                                      b'see url(https://example.org/) \\ <rect/></svg>'),
     "a plain doctype": (b'<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">'
                         b'<svg xmlns="http://www.w3.org/2000/svg"><rect width="4" height="4" class="one"/></svg>'),
 }
