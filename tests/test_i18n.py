@@ -198,6 +198,10 @@ def test_entry_problems_catch_changed_fields_headings_and_formulas():
     assert Entry("## Bytes", "# Байты").problems() == ["headings differ in level or number"]
     assert Entry("Size $O(n)$.", "Размер O(n).").problems() == ["the number of formulas ($...$) differs"]
     assert Entry("Size $O(n)$.", "Размер $O(n)$.").problems() == []
+    assert Entry("{a} and {b}", "{a}, {c} и {d}", template=True).problems() == [
+        "fields differ: English has {a}, {b}, the translation {a}, {c}, {d}"]
+    assert Entry("{n bytes", "{n} байт", template=True).problems() == [
+        "the field opened at character 0 of '{n bytes' is not closed"]
 
 
 # ---------------------------------------------------------------- the command line
