@@ -40,16 +40,16 @@ class Target:
 
 
 TARGETS = {
-    "edits": Target("cs336_lectures/runtime/kernel/edits.py", ("tests/test_edits.py",)),
-    "kernel_plan": Target("cs336_lectures/runtime/kernel/process.py", ("tests/test_kernel_plan.py",),
+    "edits": Target("cs336_lectures/runtime/kernel/edits.py", ("tests/runtime/kernel/test_edits.py",)),
+    "kernel_plan": Target("cs336_lectures/runtime/kernel/process.py", ("tests/runtime/kernel/test_kernel_plan.py",),
                           ("*xǁKernelǁplan__mutmut_*", "*xǁKernelǁ_next_checkpoint__mutmut_*",
                            "*xǁKernelǁstarts__mutmut_*", "*xǁKernelǁoutline__mutmut_*")),
-    "trace_compare": Target("cs336_lectures/runtime/trace/compare.py", ("tests/test_trace_compare.py", "-k", "not two_runs")),
-    "values": Target("cs336_lectures/runtime/trace/values.py", ("tests/test_values.py",)),
-    "templates": Target("cs336_lectures/runtime/i18n/templates.py", ("tests/test_i18n.py", "-k", "template or shortest")),
-    "catalog": Target("cs336_lectures/runtime/i18n/catalog.py", ("tests/test_i18n.py", "-k", "catalog or update or problems or extract")),
+    "trace_compare": Target("cs336_lectures/runtime/trace/compare.py", ("tests/runtime/trace/test_trace_compare.py", "-k", "not two_runs")),
+    "values": Target("cs336_lectures/runtime/trace/values.py", ("tests/runtime/trace/test_values.py",)),
+    "templates": Target("cs336_lectures/runtime/i18n/templates.py", ("tests/runtime/i18n/test_i18n.py", "-k", "template or shortest")),
+    "catalog": Target("cs336_lectures/runtime/i18n/catalog.py", ("tests/runtime/i18n/test_i18n.py", "-k", "catalog or update or problems or extract")),
     "passive_svg": Target("cs336_lectures/runtime/render/passive_svg.py",
-                          ("tests/test_faults_web.py", "-k", "svg and not browser and not asset_opened and not build")),
+                          ("tests/runtime/server/test_faults_web.py", "-k", "svg and not browser and not asset_opened and not build")),
 }
 
 
