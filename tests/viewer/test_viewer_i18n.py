@@ -248,3 +248,27 @@ def test_a_run_line_is_said_in_the_language_with_its_plural(page, site):
         "лекция выполнена заново целиком (4.10 с): изменился код на уровне модуля (строка 12)",
         "a line this viewer has no translation for",
     ]
+
+
+def test_plural_forms_follow_a_switch_of_language(page, site):
+    """Each language counts with its own plural rules, also after the reader switched to it."""
+    page.goto(site.url + "?trace=example_i18n&lang=en")
+    page.wait_for_selector(".code .line.current", state="attached")
+    say = """async (counts) => {
+      const { say } = await import(new URL('js/run_notes.js', location.href).href);
+      return counts.map((count) => say({ template: count === 1 ? '{count} section' : '{count} sections', fields: { count } }));
+    }"""
+    assert page.evaluate(say, [1, 21]) == ["1 section", "21 sections"]
+    english_forms = page.evaluate("""async () => {
+      const { pluralForm } = await import(new URL('js/i18n.js', location.href).href);
+      return [1, 21, 3].map((count) => pluralForm({ one: 'one', few: 'few', many: 'many', other: 'other' }, count));
+    }""")  # English rules made first, as a catalog with English plural forms would
+    assert english_forms == ["one", "other", "other"]
+    page.locator("#language").select_option("zh")
+    expect(page.locator(".toc-title")).to_have_text("目录")
+    chinese = page.evaluate(say, [1, 21])
+    assert all(re.search(r"[\u4e00-\u9fff]", line) for line in chinese), chinese
+    page.locator("#language").select_option("ru")
+    expect(page.locator(".toc-title")).to_have_text("Содержание")
+    assert page.evaluate(say, [21, 3, 5, 11, 1, 1001]) == [
+        "21 раздел", "3 раздела", "5 разделов", "11 разделов", "1 раздел", "1001 раздел"]

@@ -295,3 +295,29 @@ def test_an_imported_lecture_has_a_title_a_summary_and_dates_as_years(imported, 
     dates = [r["date"] for step in trace.steps for r in step.renderings if r["type"] == "link" and "date" in r]
     assert dates and all(len(date) == 4 and date.isdigit() for date in dates)  # arXiv's "2015-08-31T16:37:31Z" too
     assert "2015" in dates
+
+
+def test_a_function_called_again_from_the_next_line_is_a_new_call(tmp_path, capsys):
+    """The course records no step at a call's `def` line when the callee's first line is stepped
+    over; the caller having moved on is then what tells the second call from the first."""
+    source = "def main():\n    a = twice(1)\n    b = twice(2)\n\n\ndef twice(n):\n    return n * 2\n"
+
+    def step(*frames: tuple[str, int]) -> dict:
+        return {"stack": [{"path": "lec.py", "function_name": name, "line_number": line, "code": ""}
+                          for name, line in frames], "env": {}, "renderings": [], "stdout": "", "stderr": ""}
+
+    course = {"files": {"lec.py": source},
+              "steps": [step(("main", 1)), step(("main", 2), ("twice", 7)), step(("main", 3), ("twice", 7)),
+                        step(("main", 3))]}
+    (tmp_path / "lec.json").write_text(json.dumps(course))
+    assert main(["import", str(tmp_path / "lec.json"), "-o", str(tmp_path / "out"), "--root", str(tmp_path)]) == 0
+    capsys.readouterr()
+    trace = json.loads((tmp_path / "out" / "lec.json").read_text())
+    names = [trace["functions"][function][1] for function, *_ in trace["calls"]]
+    assert names == ["main", "twice", "twice"]
+    steps = [(names[call], line) for call, line, *_ in trace["steps"]]
+    assert [step for step in steps if step[0] == "twice"] == [("twice", 7), ("twice", 7)]
+    twice_calls = [call for call, _, *_ in trace["steps"] if names[call] == "twice"]
+    assert twice_calls == [1, 2]
+    parents = [trace["steps"][parent][1] for _, parent, *_ in trace["calls"][1:]]
+    assert parents == [2, 3]  # each call hangs off the line of main() that made it

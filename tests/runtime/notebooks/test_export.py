@@ -336,6 +336,22 @@ def test_a_section_binding_a_name_of_the_entry_stays_a_function():
     assert namespace["z"] == 11
 
 
+def test_a_section_another_section_also_calls_stays_a_function(tmp_path):
+    """Flattened, its def would leave the setup cell and the other section's call would fail."""
+    source = ("from cs336_lectures import text\n\n\n"
+              "def main():\n    shared()\n    caller()\n\n\n"
+              "def shared():\n    text(\"shared\")\n    value = 2  # @inspect value\n\n\n"
+              "def caller():\n    shared()\n    done = 3  # @inspect done\n")
+    assert lay_out(source, "main").flattened == ("main", "caller")
+    notebook = export_lecture(tmp_path, "twice_called", source)
+    assert "def shared" in notebook.cells[2].source
+    namespace: dict = {}
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            exec(cell.source, namespace)  # as a fresh kernel runs it, top to bottom: no NameError
+    assert namespace["done"] == 3
+
+
 def test_a_name_inspected_before_it_exists_is_not_shown(tmp_path):
     notebook = export_lecture(tmp_path, "early",
         "def main():\n"
