@@ -4,7 +4,7 @@
 Each mutant is the file with one small change a hurried edit could make: a comparison flipped,
 `&&` and `||` swapped, a condition made always true or always false, a regular expression's
 anchor or flag dropped, a rejection (`return null`) turned into an acceptance, an element taken off
-the list of those removed with their content. tests/viewer/test_sanitize.py runs against each (through
+the list of those removed with their content. tests/viewer/test_viewer_sanitize.py runs against each (through
 CS336_SANITIZE_JS, so the working tree is never changed); a mutant it still passes is reported
 as survived, with its change.
 
@@ -26,7 +26,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SANITIZER = ROOT / "viewer" / "js" / "sanitize.js"
-TESTS = ["tests/viewer/test_sanitize.py"]
+TESTS = ["tests/viewer/test_viewer_sanitize.py"]
 LIMIT_SECONDS = 300
 
 

@@ -58,7 +58,7 @@ BUGS = {
     "executor": Bug("cs336_lectures/runtime/cli/batch.py",
                     '        if result["status"] != "ok":\n            status = max(status, 1)\n', "",
                     ("tests/runtime/cli/test_executor.py", "-k", "failing_lecture")),
-    "sanitize": Bug("viewer/js/sanitize.js", r";?\s*$/i;", r";?\s*/i;", ("tests/viewer/test_sanitize.py", "tests/runtime/server/test_faults_web.py",
+    "sanitize": Bug("viewer/js/sanitize.js", r";?\s*$/i;", r";?\s*/i;", ("tests/viewer/test_viewer_sanitize.py", "tests/runtime/server/test_faults_web.py",
                                                                          "-k", "keeps_only or hostile_trace_runs")),
     "passive_svg": Bug("cs336_lectures/runtime/render/passive_svg.py", 'internal = value.startswith("#")',
                        'internal = "#" in value', ("tests/runtime/server/test_faults_web.py", "-k", "fragment or named")),
