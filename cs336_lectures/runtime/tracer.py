@@ -48,6 +48,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
+from cs336_lectures.resources import version
 from cs336_lectures.runtime import course_compat
 from cs336_lectures.runtime.directives import Directive, parse_directives
 from cs336_lectures.runtime.ranks import follow_ranks
@@ -1024,8 +1025,8 @@ def environment() -> dict:
     else:
         torch_version = torch.__version__
         device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
-    return {"python": platform.python_version(), "torch": torch_version, "platform": platform.platform(),
-            "device": device}
+    return {"cs336_lectures": version(), "python": platform.python_version(), "torch": torch_version,
+            "platform": platform.platform(), "device": device}
 
 
 @contextmanager
