@@ -1,4 +1,5 @@
-# Two entry points: `make run` (trace the lectures, serve the viewer) and `make test`.
+# Two entry points: `make run` (serve the lectures; the server traces those whose traces are
+# missing or stale once it is up) and `make test`. Each installs what it needs, saying so.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -6,13 +7,25 @@ STAMP := $(VENV)/.installed
 LECTURES := lectures/lecture_01.py lectures/lecture_02.py lectures/example_basics.py lectures/example_i18n.py \
             lectures/example_distributed.py
 TIKTOKEN_FIXTURE := $(abspath tests/fixtures/tiktoken-cache)
+# Debian packages, installed by scripts/system-packages.sh when run as root (else it says how):
+# libomp5, LLVM's OpenMP: the server's kernel keeps taking checkpoints after torch ran in parallel;
+# chromium: the browser tests; fonts-noto-cjk: Chinese in the viewer and its screenshots;
+# slurm-wlm, slurm-client, munge: the tests of `trace --executor slurm` on a one-machine cluster.
+RUN_PACKAGES := libomp5
+TEST_PACKAGES := libomp5 chromium fonts-noto-cjk slurm-wlm slurm-client munge
 
 # GPT-2's tokenizer files for tiktoken, offline: the copy shipped with the tests (tests/fixtures/README.md).
 ifneq ($(wildcard $(TIKTOKEN_FIXTURE)),)
 export TIKTOKEN_CACHE_DIR ?= $(TIKTOKEN_FIXTURE)
 endif
 
-.PHONY: run test trace serve bench clean
+.PHONY: run test trace serve bench clean system-packages-run system-packages-test
+
+system-packages-run:
+	@scripts/system-packages.sh "make run" $(RUN_PACKAGES)
+
+system-packages-test:
+	@scripts/system-packages.sh "the tests" $(TEST_PACKAGES)
 
 # The first run installs for a minute or two: each stage says what it does, pip shows its progress.
 $(STAMP): pyproject.toml
@@ -30,11 +43,13 @@ trace: $(STAMP)
 	@echo "==> tracing the lectures (a few seconds each) ..."
 	$(BIN)/cs336-lectures trace $(LECTURES) -o var/traces
 
-run: trace
+# No tracing first: the server prints its URL at once and traces what is stale in the background
+# (the list of lectures shows those as running, and each appears when its trace is written).
+run: system-packages-run $(STAMP)
 	@echo "==> starting the viewer's server: open the URL it prints below (Ctrl-C stops it)"
 	$(BIN)/cs336-lectures serve $(LECTURES)
 
-test: $(STAMP)
+test: system-packages-test $(STAMP)
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
