@@ -568,6 +568,21 @@ def _mark_failing(index: dict, latest: dict[str, dict], served: Iterable[str] = 
     return index
 
 
+def _mark_running(index: dict, latest: dict[str, dict], served: Iterable[str]) -> dict:
+    """Mark the served lectures being traced now (`running`: true), so that the list says so
+    while the server traces stale lectures after start-up; one with no trace yet is listed too."""
+    listed = {entry["name"]: entry for entry in index["traces"]}
+    for name in served:
+        if (latest.get(name) or {}).get("state") not in ("running", "early"):
+            continue
+        if name not in listed:
+            listed[name] = {"name": name, "file": f"{name}.json", "title": name, "num_steps": 0, "created": None,
+                            "status": "running"}
+            index["traces"].append(listed[name])
+        listed[name]["running"] = True
+    return index
+
+
 def _failure_message(trace: dict, stderr: str, returncode: int) -> str:
     """Why a traced run is not good: the header's message and the traceback of the error step."""
     header = trace["header"]
@@ -807,7 +822,8 @@ class RequestHandler(BaseHTTPRequestHandler):
         elif path.startswith("/api/"):
             raise Refused(HTTPStatus.NOT_FOUND, "no such API")
         elif path == f"/traces/{INDEX_NAME}":
-            self._send_json(_mark_failing(build_index(server.traces_dir), server.hub.latest, server.lectures), head=head)
+            index = _mark_failing(build_index(server.traces_dir), server.hub.latest, server.lectures)
+            self._send_json(_mark_running(index, server.hub.latest, server.lectures), head=head)
         elif path.startswith("/traces/"):
             self._send_file(contained_file(server.traces_dir, path[len("/traces/"):]), head)
         else:
