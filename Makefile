@@ -7,6 +7,8 @@ STAMP := $(VENV)/.installed
 LECTURES := lectures/lecture_01.py lectures/lecture_02.py lectures/example_basics.py lectures/example_i18n.py \
             lectures/example_distributed.py
 TIKTOKEN_FIXTURE := $(abspath tests/fixtures/tiktoken-cache)
+# Options for `serve` in make run, e.g. make run SERVE_OPTIONS="--port 8400 --no-browser".
+SERVE_OPTIONS ?=
 # Debian packages, installed by scripts/system-packages.sh when run as root (else it says how):
 # libomp5, LLVM's OpenMP: the server's kernel keeps taking checkpoints after torch ran in parallel;
 # chromium: the browser tests; fonts-noto-cjk: Chinese in the viewer and its screenshots;
@@ -27,15 +29,9 @@ system-packages-run:
 system-packages-test:
 	@scripts/system-packages.sh "the tests" $(TEST_PACKAGES)
 
-# The first run installs for a minute or two: each stage says what it does, pip shows its progress.
-$(STAMP): pyproject.toml
-	@echo "==> [1/3] creating the virtual environment in $(VENV) ..."
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@echo "==> [2/3] installing torch, CPU build (about a minute) ..."
-	@# The CPU build first: an unpinned torch would pull the multi-GB CUDA build.
-	@$(BIN)/pip install --disable-pip-version-check --progress-bar on "torch==2.13.0"
-	@echo "==> [3/3] installing cs336-lectures and its other dependencies ..."
-	@$(BIN)/pip install --disable-pip-version-check --progress-bar on -e ".[test]"
+# The first run installs for a minute or so, each stage saying what it does.
+$(STAMP): pyproject.toml scripts/install-python-packages.sh
+	@scripts/install-python-packages.sh $(VENV) $(PYTHON)
 	@touch $(STAMP)
 	@echo "==> installed"
 
@@ -47,7 +43,7 @@ trace: $(STAMP)
 # (the list of lectures shows those as running, and each appears when its trace is written).
 run: system-packages-run $(STAMP)
 	@echo "==> starting the viewer's server: open the URL it prints below (Ctrl-C stops it)"
-	$(BIN)/cs336-lectures serve $(LECTURES)
+	$(BIN)/cs336-lectures serve $(LECTURES) $(SERVE_OPTIONS)
 
 test: system-packages-test $(STAMP)
 	$(BIN)/python -m pytest -q
