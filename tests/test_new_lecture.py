@@ -12,6 +12,7 @@ import pytest
 from cs336_lectures.resources import version
 from cs336_lectures.runtime.catalog import load_catalog
 from cs336_lectures.runtime.cli import main
+from cs336_lectures.runtime.site import default_traces_dir
 from cs336_lectures.runtime.trace_format import load_trace
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,3 +99,13 @@ def test_python_dash_m_is_the_console_script(tmp_path, argv):
             for command in ([str(CONSOLE_SCRIPT)], [sys.executable, "-m", "cs336_lectures"])]
     script, module = ((run.returncode, run.stdout, run.stderr) for run in runs)
     assert script == module
+
+
+def test_a_lecture_outside_the_working_directory_traces_beside_itself(tmp_path, monkeypatch):
+    (tmp_path / "course" / "sub").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "course")
+    assert default_traces_dir(Path("sub/l.py")) == Path("var/traces")  # inside: the working directory's
+    assert default_traces_dir(tmp_path / "course" / "l.py") == Path("var/traces")
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    assert default_traces_dir(Path("../course/sub/l.py")) == (tmp_path / "course" / "sub" / "var" / "traces").resolve()

@@ -22,10 +22,10 @@ from cs336_lectures.runtime.translatable import scan_file
 
 PROG = "cs336-lectures new"
 TITLE_MARK = "__TITLE__"
-STARTER = '''"""__TITLE__: softmax turns scores into probabilities, and temperature sharpens or flattens them.
+STARTER = '''"""__TITLE__: softmax turns scores into probabilities; temperature reshapes them.
 
-Trace it with `cs336-lectures trace FILE`, or `cs336-lectures serve FILE` to edit it in the
-browser and see each save re-traced. Every section is a top-level function that main() calls.
+`cs336-lectures serve THIS_FILE` shows it in the browser and re-traces it on every save;
+`cs336-lectures trace THIS_FILE` writes its trace. Each section is a function main() calls.
 """
 
 import math

@@ -54,8 +54,8 @@ def default_traces_dir(lecture: Path) -> Path:
     """Where a lecture's trace goes without -o / --traces: var/traces/ of the working directory
     when the lecture is inside it (a course's folder, this repository), else var/traces/ beside
     the lecture, so that a lecture traced from anywhere lands with its course."""
-    folder = lecture.absolute().parent
-    if Path.cwd() in (folder, *folder.parents):
+    folder = lecture.resolve().parent
+    if Path.cwd().resolve() in (folder, *folder.parents):
         return DEFAULT_TRACES
     return folder / DEFAULT_TRACES
 
