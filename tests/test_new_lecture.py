@@ -74,6 +74,8 @@ def test_new_refuses_to_overwrite_and_writes_nothing(tmp_path, capsys, existing)
 @pytest.mark.parametrize("argv, expected", [
     (["new", "2nd-lecture.py"], "a lecture is a Python module"),
     (["new", "notes.txt"], "a lecture is a Python module"),
+    (["new", "math.py"], "this name would hide the module 'math'"),
+    (["new", "matplotlib.py"], "this name would hide the module 'matplotlib'"),
 ])
 def test_new_refuses_names_python_cannot_import(tmp_path, monkeypatch, capsys, argv, expected):
     monkeypatch.chdir(tmp_path)

@@ -21,6 +21,7 @@ from cs336_lectures.runtime.catalog import LANGUAGES, Catalog, catalog_path, sav
 from cs336_lectures.runtime.translatable import scan_file
 
 PROG = "cs336-lectures new"
+STARTER_IMPORTS = ("matplotlib", "cs336_lectures")  # besides the standard library's math
 TITLE_MARK = "__TITLE__"
 STARTER = '''"""__TITLE__: softmax turns scores into probabilities; temperature reshapes them.
 
@@ -127,6 +128,9 @@ def run(args: argparse.Namespace) -> int:
     if lecture.suffix != ".py" or not lecture.stem.isidentifier() or keyword.iskeyword(lecture.stem):
         return _error(f"{args.file}: a lecture is a Python module: a name like my_lecture.py "
                       "(letters, digits and _, not starting with a digit)")
+    if lecture.stem in sys.stdlib_module_names or lecture.stem in STARTER_IMPORTS:
+        return _error(f"{args.file}: the lecture's folder comes first on its import path, so this name would hide "
+                      f"the module {lecture.stem!r} it or Python needs; choose another name")
     targets = [lecture, *(catalog_path(lecture, language) for language in args.lang)]
     existing = [str(path) for path in targets if path.exists() or path.is_symlink()]
     if existing:
