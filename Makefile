@@ -3,7 +3,8 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 LECTURES := lectures/lecture_01.py lectures/lecture_02.py lectures/example_basics.py lectures/example_i18n.py \
             lectures/example_distributed.py
 TIKTOKEN_FIXTURE := $(abspath tests/fixtures/tiktoken-cache)
@@ -29,26 +30,32 @@ system-packages-run:
 system-packages-test:
 	@scripts/system-packages.sh "the tests" $(TEST_PACKAGES)
 
-# The first run installs for a minute or so, each stage saying what it does.
-$(STAMP): pyproject.toml scripts/install-python-packages.sh
-	@scripts/install-python-packages.sh $(VENV) $(PYTHON)
-	@touch $(STAMP)
+# The first run installs for a minute or so, each stage saying what it does. `make run` installs
+# the package alone; `make test` adds the test tools (Playwright, Hypothesis, Jupyter's kernel, ...).
+$(RUN_STAMP): pyproject.toml scripts/install-python-packages.sh
+	@scripts/install-python-packages.sh $(VENV) $(PYTHON) .
+	@touch $(RUN_STAMP)
 	@echo "==> installed"
 
-trace: $(STAMP)
+$(TEST_STAMP): pyproject.toml scripts/install-python-packages.sh
+	@scripts/install-python-packages.sh $(VENV) $(PYTHON) ".[test]"
+	@touch $(TEST_STAMP) $(RUN_STAMP)
+	@echo "==> installed, with the test tools"
+
+trace: $(RUN_STAMP)
 	@echo "==> tracing the lectures (a few seconds each) ..."
 	$(BIN)/cs336-lectures trace $(LECTURES) -o var/traces
 
 # No tracing first: the server prints its URL at once and traces what is stale in the background
 # (the list of lectures shows those as running, and each appears when its trace is written).
-run: system-packages-run $(STAMP)
+run: system-packages-run $(RUN_STAMP)
 	@echo "==> starting the viewer's server: open the URL it prints below (Ctrl-C stops it)"
 	$(BIN)/cs336-lectures serve $(LECTURES) $(SERVE_OPTIONS)
 
-test: system-packages-test $(STAMP)
+test: system-packages-test $(TEST_STAMP)
 	$(BIN)/python -m pytest -q
 
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	for script in benchmarks/*.py; do $(BIN)/python $$script || exit 1; done
 
 clean:

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Create the virtual environment and install torch (the pinned build) and this project into it,
-# editable, with its test extras:
+# editable; with its test extras when asked for (`make run` needs none of them):
 #
-#   scripts/install-python-packages.sh .venv python3
+#   scripts/install-python-packages.sh .venv python3 ".[test]"
 #
 # uv installs (about five times faster than pip on a fresh 2-core machine); it is itself
 # installed from PyPI with the venv's pip. INSTALLER=pip, or uv failing, installs with pip.
 set -euo pipefail
 venv=$1
 python=$2
+project=${3:-.}
 installer=${INSTALLER:-uv}
 # Pinned in installs (the CPU build where the configured index has one); the package itself needs torch>=2.4.
 torch="torch==2.13.0"
@@ -43,11 +44,11 @@ if [ "$installer" = uv ]; then
     export_if_set UV_CONSTRAINT "$(setting constraint)"
     export_if_set SSL_CERT_FILE "$(setting cert)"
     # pip's rule across indexes (the best version anywhere, a local build included), not uv's first-index one.
-    if "$bin/uv" pip install --python "$bin/python" --index-strategy unsafe-best-match "$torch" -e ".[test]"; then
+    if "$bin/uv" pip install --python "$bin/python" --index-strategy unsafe-best-match "$torch" -e "$project"; then
         exit 0
     fi
     echo "==> uv failed (above); pip installs instead"
 fi
 echo "==> [3/3] installing $torch, then cs336-lectures and its other dependencies, with pip ..."
 "${pip[@]}" install --progress-bar on "$torch"
-"${pip[@]}" install --progress-bar on -e ".[test]"
+"${pip[@]}" install --progress-bar on -e "$project"
