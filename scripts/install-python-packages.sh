@@ -43,8 +43,15 @@ if [ "$installer" = uv ]; then
     export_if_set UV_FIND_LINKS "$(setting find-links)"
     export_if_set UV_CONSTRAINT "$(setting constraint)"
     export_if_set SSL_CERT_FILE "$(setting cert)"
+    # Built with the venv's setuptools when it has one (Python < 3.12): no separate build
+    # environment to create and fill, which took half the time to the URL on a loaded machine.
+    own_build=()
+    if "$bin/python" -c "import setuptools" 2>/dev/null; then
+        own_build=(--no-build-isolation-package cs336-lectures)
+    fi
     # pip's rule across indexes (the best version anywhere, a local build included), not uv's first-index one.
-    if "$bin/uv" pip install --python "$bin/python" --index-strategy unsafe-best-match "$torch" -e "$project"; then
+    if "$bin/uv" pip install --python "$bin/python" --index-strategy unsafe-best-match ${own_build[@]+"${own_build[@]}"} \
+            "$torch" -e "$project"; then
         exit 0
     fi
     echo "==> uv failed (above); pip installs instead"
