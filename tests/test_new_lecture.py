@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from cs336_lectures.resources import version
-from cs336_lectures.runtime.catalog import load_catalog
-from cs336_lectures.runtime.cli import main
-from cs336_lectures.runtime.site import default_traces_dir
-from cs336_lectures.runtime.trace_format import load_trace
+from cs336_lectures.runtime.i18n.catalog import load_catalog
+from cs336_lectures.runtime.cli.main import main
+from cs336_lectures.runtime.publish.site import default_traces_dir
+from cs336_lectures.runtime.trace.format import load_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 CONSOLE_SCRIPT = Path(sys.executable).parent / "cs336-lectures"

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
 
-from cs336_lectures.runtime.server import LectureServer
-from test_server import Events, request, wait_for
+from cs336_lectures.runtime.server.http_server import LectureServer
+from test_server import Events, request
 from test_site import sample_trace
 from viewer_support import VIEWER
 
@@ -51,6 +52,17 @@ def held(tmp_path):
     server.close()
 
 
+def wait_for_both(events: Events, states: tuple[str, ...], limit: float = 180) -> dict[str, str]:
+    """The first event in `states` of each of the two lectures, whichever comes first."""
+    seen: dict[str, str] = {}
+    deadline = time.monotonic() + limit
+    while len(seen) < 2:
+        event = events.get(timeout=max(0.1, deadline - time.monotonic()))
+        if event["trace"] in ("stale", "new") and event["state"] in states:
+            seen.setdefault(event["trace"], event["state"])
+    return seen
+
+
 def index(server: LectureServer) -> dict[str, dict]:
     status, body, _ = request(server, "GET", "/traces/index.json")
     assert status == 200
@@ -59,16 +71,14 @@ def index(server: LectureServer) -> dict[str, dict]:
 
 def test_the_index_marks_lectures_being_traced_until_their_trace_is_written(held):
     server, events, release = held
-    for name in ("stale", "new"):
-        wait_for(events, name, states=("running",))
+    wait_for_both(events, ("running",))
     listed = index(server)
     assert listed["stale"]["running"] is True and listed["stale"]["status"] == "ok"  # the old trace stays readable
     assert listed["stale"]["num_steps"] == 3
     assert listed["new"] == {"name": "new", "file": "new.json", "title": "new", "num_steps": 0, "created": None,
                              "status": "running", "running": True}
     release.touch()
-    for name in ("stale", "new"):
-        assert wait_for(events, name)["state"] == "ok"
+    assert wait_for_both(events, ("ok", "error")) == {"stale": "ok", "new": "ok"}
     listed = index(server)
     assert not any("running" in entry for entry in listed.values())
     assert listed["new"]["status"] == "ok" and listed["new"]["num_steps"] > 0
@@ -77,8 +87,7 @@ def test_the_index_marks_lectures_being_traced_until_their_trace_is_written(held
 
 def test_the_page_shows_lectures_being_traced_and_redraws_when_they_are_done(held, page):
     server, events, release = held
-    for name in ("stale", "new"):
-        wait_for(events, name, states=("running",))
+    wait_for_both(events, ("running",))
     page.goto(server.url)
     page.wait_for_selector(".trace-card.running >> nth=1")
     cards = page.locator(".trace-card")
@@ -89,6 +98,6 @@ def test_the_page_shows_lectures_being_traced_and_redraws_when_they_are_done(hel
     assert page.locator("a[data-trace='stale']").count() == 1
     assert page.locator("a[data-trace='new']").count() == 0
     release.touch()
-    page.wait_for_selector("a[data-trace='new']")  # live.js reloads the list when a trace is written
-    page.wait_for_function("document.querySelectorAll('.trace-card.running').length === 0")
-    assert page.locator(".badge-ok").count() == 2
+    # live.js reloads the list when a trace is written (once per lecture): wait for the list after both.
+    page.wait_for_function("document.querySelectorAll('a.trace-link .badge-ok').length === 2")
+    assert page.locator(".trace-card.running").count() == 0 and page.locator("a[data-trace='new']").count() == 1
