@@ -31,6 +31,7 @@ import functools
 import gc
 import operator
 import importlib
+import inspect
 import json
 import linecache
 import os
@@ -43,67 +44,27 @@ import threading
 import time
 import types
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from cs336_lectures.runtime.kernel import edits
+from cs336_lectures.runtime.kernel.protocol import EARLY_SUFFIX, RUN_GRACE_SECONDS, STACKS_SIGNAL, MessageLines, send
 from cs336_lectures.runtime.lecture.directives import parse_directives
 from cs336_lectures.runtime.i18n.run_messages import Note, maybe_note, note
 from cs336_lectures.runtime.render.rendering import highlight_lines
 from cs336_lectures.runtime.trace.format import write_trace
-from cs336_lectures.runtime.tracing.engine import LectureError, Tracer, creation_time, trace_lecture
+from cs336_lectures.runtime.tracing.engine import Tracer
+from cs336_lectures.runtime.tracing.lecture_run import creation_time, trace_lecture
+from cs336_lectures.runtime.tracing.result import LectureError
 
 # Imported once by the kernel, so that no run pays for them. Only libraries and the runtime:
 # the lecture and its own modules are imported by each run (they may change).
 PREWARM = ("numpy", "torch", "torch.nn.functional", "einops", "jaxtyping", "regex", "tiktoken", "matplotlib.figure",
            "matplotlib.backends.backend_svg", "pygments.lexers.python", "cs336_lectures.runtime.render.rendering",
            "cs336_lectures.runtime.trace.values", "cs336_lectures.runtime.lecture.primitives", "cs336_lectures.runtime.render.assets")
-RUN_GRACE_SECONDS = 10.0  # past the tracer's own --timeout, the kernel kills a run that has not ended
 CONNECT_WAIT_SECONDS = 10.0
-STACKS_SIGNAL = signal.SIGUSR1  # the kernel writes every thread's stack to stderr
 _PR_SET_CHILD_SUBREAPER = 36
-
-
-def send(connection: socket.socket, message: dict) -> None:
-    connection.sendall(json.dumps(message).encode() + b"\n")
-
-
-class Lines:
-    """Newline-delimited JSON messages from a socket."""
-
-    def __init__(self, connection: socket.socket):
-        self.connection = connection
-        self.buffer = b""
-
-    def read_available(self) -> list[dict] | None:
-        """The complete messages that arrived (None once the peer closed). Never waits: a nested
-        poll (Kernel.collect_hellos) may already have read what select() reported."""
-        try:
-            data = self.connection.recv(1 << 16, socket.MSG_DONTWAIT)
-        except (BlockingIOError, InterruptedError):
-            return []
-        if not data:
-            return None
-        self.buffer += data
-        *complete, self.buffer = self.buffer.split(b"\n")
-        return [json.loads(line) for line in complete if line.strip()]
-
-    def read(self, timeout: float | None = None) -> dict | None:
-        """The next message, waiting for it (None: nothing within `timeout`); EOFError once closed."""
-        self.connection.settimeout(timeout)
-        try:
-            while b"\n" not in self.buffer:
-                data = self.connection.recv(1 << 16)
-                if not data:
-                    raise EOFError
-                self.buffer += data
-        except socket.timeout:
-            return None
-        finally:
-            self.connection.settimeout(None)
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return json.loads(line)
 
 
 # --- inside a run: checkpoints and resuming ----------------------------------------------------
@@ -308,7 +269,7 @@ class Runner:
             channel = _connect(self.socket_path)
             send(channel, {"role": "checkpoint", "run": self.run_id, "pid": os.getpid(), "index": index,
                            "section": name, "steps": steps})
-            lines = Lines(channel)
+            lines = MessageLines(channel)
             while True:
                 try:
                     order = lines.read(timeout=1.0)
@@ -330,13 +291,14 @@ class Runner:
         """In a resumed run, once the edited section has run: the trace so far, which the viewer shows
         while the sections after it run again (the whole trace replaces it when they are done)."""
         tracer = self.tracer
+        if not _recorded_steps_are_final(tracer):
+            return  # the viewer waits for the whole trace: it must never show what that trace then changes
         header = {**self.header, "elapsed_s": round(time.perf_counter() - tracer.started, 3)}
         try:
             write_trace(tracer.snapshot(header), self.out / f"{self.lecture.stem}{EARLY_SUFFIX}")
         except Exception:  # noqa: BLE001 - never the lecture's failure: the whole trace still comes
             return
-        send(self.channel, {"role": "early", "id": self.run_id, "steps": len(tracer.steps),
-                            "elapsed_s": header["elapsed_s"]})
+        send(self.channel, {"role": "early", "id": self.run_id, "steps": len(tracer.steps)})
 
     def _resume(self, order: dict, paused: float) -> None:
         """In the child of a checkpoint: swap in the edited code and go on with main()."""
@@ -438,9 +400,34 @@ class Runner:
 _FUTURE_FLAGS = functools.reduce(operator.or_, (feature.compiler_flag for feature in (
     __future__.annotations, __future__.generator_stop, __future__.division)))
 _FORK_SAFE_OPENMP = False  # set by main() once torch is loaded
-EARLY_SUFFIX = ".early.json"  # in the kernel's out/: a resumed run's trace up to the section after the edit
 _DIRECTIVES: dict[tuple[int, str], dict] = {}  # (first line, text of a top-level statement) -> its directives
 _HIGHLIGHTED: dict[str, list[str]] = {}  # text of a top-level statement -> its highlighted lines
+
+
+def _recorded_steps_are_final(tracer: Tracer) -> bool:
+    """Whether the steps recorded so far stay as they are for the rest of the run, so that a
+    snapshot now is the start of the whole trace. Called at a section line of main(), the only
+    traced frame on the stack. A line still pending (a directive, read after the line runs) is
+    finished later; so is the line a suspended generator or coroutine of the lecture stopped on:
+    resumed, it records values and output into that old step."""
+    if tracer.current is None or tracer.current.pending is not None:
+        return False
+    suspendable = [code for code in tracer._codes if code.co_flags & _SUSPENDABLE]
+    if not suspendable:
+        return True
+    # A live generator refers to its code: one pass of the collector's C traversal over the
+    # objects made since the kernel's gc.freeze (the lecture's) finds them.
+    for referrer in gc.get_referrers(*suspendable):
+        if isinstance(referrer, (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)):
+            frame = getattr(referrer, "gi_frame", None) or getattr(referrer, "cr_frame", None) or getattr(
+                referrer, "ag_frame", None)
+            activation = getattr(getattr(frame, "f_trace", None), "__self__", None)
+            if getattr(activation, "tracer", None) is tracer and getattr(activation, "step", -1) >= 0:
+                return False
+    return True
+
+
+_SUSPENDABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
 def _quiet_directives(source: str, shown: str) -> dict:
@@ -534,7 +521,7 @@ class Kernel:
         self.lecture = lecture
         self.out = folder / "out"
         self.control = control
-        self.control_lines = Lines(control)
+        self.control_lines = MessageLines(control)
         self.command = command
         self.socket_path = str(folder / "socket")
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -567,7 +554,7 @@ class Kernel:
                 continue
             if key.data == "accept":
                 connection, _ = self.listener.accept()
-                self.selector.register(connection, selectors.EVENT_READ, Lines(connection))
+                self.selector.register(connection, selectors.EVENT_READ, MessageLines(connection))
             elif key.data == "control":
                 messages = self.control_lines.read_available()
                 if messages is None:
@@ -586,7 +573,7 @@ class Kernel:
             self.cancel()
             self.start(order)
 
-    def on_worker(self, connection: socket.socket, lines: Lines) -> None:
+    def on_worker(self, connection: socket.socket, lines: MessageLines) -> None:
         try:
             messages = lines.read_available()
         except (OSError, ValueError):
@@ -614,8 +601,9 @@ class Kernel:
                 self.on_done(message)
             elif role == "early" and run is not None and message["id"] == run.id and run.resumed is not None:
                 following = self._next_checkpoint(run.resumed)
+                # The resumed run's own time: its trace's header also counts the run it resumed.
                 self.reply({"id": run.id, "state": "early", "steps": message["steps"],
-                            "elapsed_s": message["elapsed_s"], "section": run.resumed.section,
+                            "elapsed_s": round(time.monotonic() - run.started, 3), "section": run.resumed.section,
                             "sections": self.finished.sections, "reused": run.resumed.index,
                             "until": following.steps if following is not None else 0})
 
