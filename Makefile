@@ -13,9 +13,10 @@ SERVE_OPTIONS ?=
 # Debian packages, installed by scripts/system-packages.sh when run as root (else it says how):
 # libomp5, LLVM's OpenMP: the server's kernel keeps taking checkpoints after torch ran in parallel;
 # chromium: the browser tests; fonts-noto-cjk: Chinese in the viewer and its screenshots;
-# slurm-wlm, slurm-client, munge: the tests of `trace --executor slurm` on a one-machine cluster.
+# slurm-wlm, slurm-client, slurmdbd, munge, mariadb-server: the tests of `trace --executor slurm` on a
+# one-machine cluster (scripts/slurm_cluster.py).
 RUN_PACKAGES := libomp5
-TEST_PACKAGES := libomp5 chromium fonts-noto-cjk slurm-wlm slurm-client munge
+TEST_PACKAGES := libomp5 chromium fonts-noto-cjk slurm-wlm slurm-client slurmdbd munge mariadb-server
 
 # GPT-2's tokenizer files for tiktoken, offline: the copy shipped with the tests (tests/fixtures/README.md).
 ifneq ($(wildcard $(TIKTOKEN_FIXTURE)),)

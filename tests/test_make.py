@@ -40,7 +40,8 @@ def test_make_run_installs_then_serves_without_tracing_first(tmp_path):
 def test_make_test_installs_every_system_package_the_suite_needs(tmp_path):
     commands = dry_run("test", tmp_path)
     packages = commands[0].removeprefix('scripts/system-packages.sh "the tests" ').split()
-    assert set(packages) >= {"chromium", "libomp5", "fonts-noto-cjk", "slurm-wlm", "slurm-client", "munge"}
+    assert set(packages) >= {"chromium", "libomp5", "fonts-noto-cjk", "slurm-wlm", "slurm-client", "slurmdbd", "munge",
+                             "mariadb-server"}
     assert commands[-1] == ".venv/bin/python -m pytest -q"
     assert (ROOT / ".ci" / "run").read_text().strip().endswith("make test")
     assert "apt-get" not in (ROOT / ".ci" / "run").read_text()

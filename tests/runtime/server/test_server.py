@@ -83,6 +83,11 @@ def wait_for(listener: Events, trace: str, states=("ok", "error"), limit: float 
     raise AssertionError(f"no {states} event for {trace}")
 
 
+def watching(server: LectureServer) -> None:
+    """Wait until the server watches the lecture files: a save before that would go unseen."""
+    assert server.watcher.files.ready.wait(60), "the file watch never started"
+
+
 def wait_idle(server: LectureServer, name: str, limit: float = 120) -> None:
     deadline = time.monotonic() + limit
     while server.lectures[name].running:
@@ -282,7 +287,7 @@ def test_saving_the_file_retraces_and_publishes(serve, workspace):
     put_trace(workspace)
     server = serve("lectures/lecture_t.py")
     listener = Events(server)
-    server.watcher.files.ready.wait(10)  # a save before the watch is in place would go unseen
+    watching(server)
     changed = GOOD_LECTURE + "doubled = length * 2\n"
     (workspace / "lectures" / "lecture_t.py").write_text(changed)
     assert wait_for(listener, "lecture_t")["state"] == "ok"
@@ -293,6 +298,7 @@ def test_failed_retrace_keeps_the_last_good_trace_and_reports_why(serve, workspa
     server = serve("lectures/lecture_t.py")
     listener = Events(server)
     assert wait_for(listener, "lecture_t")["state"] == "ok"
+    watching(server)
     good = (workspace / "traces" / "lecture_t.json").read_bytes()
     lecture = workspace / "lectures" / "lecture_t.py"
 
@@ -354,7 +360,7 @@ def test_serve_bounds_every_retrace_by_default(workspace):
     server = LectureServer([Path(args.lectures[0])], workspace / "traces", port=0, viewer_dir=workspace / "viewer",
                            max_steps=args.max_steps, timeout=args.timeout, log=lambda message: None)
     try:
-        command = server.retracer.command(server.lectures["lecture_t"], workspace / "out")
+        command = server.retracer.processes.command(server.lectures["lecture_t"], workspace / "out")
     finally:
         server.server_close()
     assert int(command[command.index("--max-steps") + 1]) > 0
