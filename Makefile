@@ -1,43 +1,62 @@
-# Two entry points: `make run` (trace the lectures, serve the viewer) and `make test`.
+# Two entry points: `make run` (serve the lectures; the server traces those whose traces are
+# missing or stale once it is up) and `make test`. Each installs what it needs, saying so.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+RUN_STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.installed-test
 LECTURES := lectures/lecture_01.py lectures/lecture_02.py lectures/example_basics.py lectures/example_i18n.py \
             lectures/example_distributed.py
 TIKTOKEN_FIXTURE := $(abspath tests/fixtures/tiktoken-cache)
+# Options for `serve` in make run, e.g. make run SERVE_OPTIONS="--port 8400 --no-browser".
+SERVE_OPTIONS ?=
+# Debian packages, installed by scripts/system-packages.sh when run as root (else it says how):
+# libomp5, LLVM's OpenMP: the server's kernel keeps taking checkpoints after torch ran in parallel;
+# chromium: the browser tests; fonts-noto-cjk: Chinese in the viewer and its screenshots;
+# slurm-wlm, slurm-client, slurmdbd, munge, mariadb-server: the tests of `trace --executor slurm` on a
+# one-machine cluster (scripts/slurm_cluster.py).
+RUN_PACKAGES := libomp5
+TEST_PACKAGES := libomp5 chromium fonts-noto-cjk slurm-wlm slurm-client slurmdbd munge mariadb-server
 
 # GPT-2's tokenizer files for tiktoken, offline: the copy shipped with the tests (tests/fixtures/README.md).
 ifneq ($(wildcard $(TIKTOKEN_FIXTURE)),)
 export TIKTOKEN_CACHE_DIR ?= $(TIKTOKEN_FIXTURE)
 endif
 
-.PHONY: run test trace serve bench clean
+.PHONY: run test trace serve bench clean system-packages-run system-packages-test
 
-# The first run installs for a minute or two: each stage says what it does, pip shows its progress.
-$(STAMP): pyproject.toml
-	@echo "==> [1/3] creating the virtual environment in $(VENV) ..."
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@echo "==> [2/3] installing torch, CPU build (about a minute) ..."
-	@# The CPU build first: an unpinned torch would pull the multi-GB CUDA build.
-	@$(BIN)/pip install --disable-pip-version-check --progress-bar on "torch==2.13.0"
-	@echo "==> [3/3] installing cs336-lectures and its other dependencies ..."
-	@$(BIN)/pip install --disable-pip-version-check --progress-bar on -e ".[test]"
-	@touch $(STAMP)
+system-packages-run:
+	@scripts/system-packages.sh "make run" $(RUN_PACKAGES)
+
+system-packages-test:
+	@scripts/system-packages.sh "the tests" $(TEST_PACKAGES)
+
+# The first run installs for a minute or so, each stage saying what it does. `make run` installs
+# the package alone; `make test` adds the test tools (Playwright, Hypothesis, Jupyter's kernel, ...).
+$(RUN_STAMP): pyproject.toml scripts/install-python-packages.sh
+	@scripts/install-python-packages.sh $(VENV) $(PYTHON) .
+	@touch $(RUN_STAMP)
 	@echo "==> installed"
 
-trace: $(STAMP)
+$(TEST_STAMP): pyproject.toml scripts/install-python-packages.sh
+	@scripts/install-python-packages.sh $(VENV) $(PYTHON) ".[test]"
+	@touch $(TEST_STAMP) $(RUN_STAMP)
+	@echo "==> installed, with the test tools"
+
+trace: $(RUN_STAMP)
 	@echo "==> tracing the lectures (a few seconds each) ..."
 	$(BIN)/cs336-lectures trace $(LECTURES) -o var/traces
 
-run: trace
+# No tracing first: the server prints its URL at once and traces what is stale in the background
+# (the list of lectures shows those as running, and each appears when its trace is written).
+run: system-packages-run $(RUN_STAMP)
 	@echo "==> starting the viewer's server: open the URL it prints below (Ctrl-C stops it)"
-	$(BIN)/cs336-lectures serve $(LECTURES)
+	$(BIN)/cs336-lectures serve $(LECTURES) $(SERVE_OPTIONS)
 
-test: $(STAMP)
+test: system-packages-test $(TEST_STAMP)
 	$(BIN)/python -m pytest -q
 
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	for script in benchmarks/*.py; do $(BIN)/python $$script || exit 1; done
 
 clean:

@@ -22,7 +22,10 @@ FIXTURES = SHARED / "fixtures"
 BUNDLED = ROOT / "tests" / "fixtures"  # shipped with the project: a clone without ../shared runs every test
 GPT2_CACHE = BUNDLED / "tiktoken-cache"
 SCHEMA_PATH = ROOT / "trace" / "schema.json"
-CHROMIUM = "/usr/bin/chromium"
+# Debian's Chromium; elsewhere (macOS: Homebrew's cask) the one CHROMIUM names, else on PATH.
+CHROMIUM = os.environ.get("CHROMIUM") or next(
+    (path for path in ("/usr/bin/chromium", "/Applications/Chromium.app/Contents/MacOS/Chromium") if Path(path).exists()),
+    shutil.which("chromium") or "/usr/bin/chromium")
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -92,8 +95,8 @@ def browser():
     Module-scoped: Playwright's sync API keeps an event loop running in this thread while it
     is open, which would break tests that trace a lecture with `async def main` in-process.
     """
-    if not Path(CHROMIUM).exists() and not shutil.which("chromium"):
-        pytest.skip("chromium is not installed (apt-get install -y chromium)")
+    if not Path(CHROMIUM).exists():
+        pytest.skip("chromium is not installed (apt-get install -y chromium; macOS: brew install --cask chromium)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -110,3 +113,18 @@ def page(browser):
     page = context.new_page()
     yield page
     context.close()
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """At the end of every run, the skipped tests counted by reason, so that a skip never goes
+    unnoticed (on a machine with everything installed, only tests that need a GPU skip)."""
+    reasons: dict[str, int] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+        reason = reason.removeprefix("Skipped: ")
+        reasons[reason] = reasons.get(reason, 0) + 1
+    if not reasons:
+        return
+    terminalreporter.section(f"skipped: {sum(reasons.values())} tests, by reason")
+    for reason, count in sorted(reasons.items(), key=lambda item: (-item[1], item[0])):
+        terminalreporter.write_line(f"{count:4d}  {reason}")

@@ -1,14 +1,12 @@
 """The viewer as a newcomer meets it: the list of lectures, where a lecture opens, how steps are
 counted, numbers on real lecture values, wide and 1-d tensors, the resizable values panel,
-reveal mode's function headers, view modes in the URL, long lines, the narrow screen, and what
-`make run` says while it installs."""
+reveal mode's function headers, view modes in the URL, long lines and the narrow screen."""
 
 from __future__ import annotations
 
 import functools
 import json
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -269,16 +267,3 @@ def test_numbers_on_real_lecture_values(page, tmp_path_factory):
             value.wait_for()
             assert value.inner_text() == shown, name
             assert value.get_attribute("title") == exact, name
-
-
-def test_make_run_says_what_it_is_doing(tmp_path):
-    if shutil.which("make") is None:
-        pytest.skip("make is not installed")
-    for name in ("Makefile", "pyproject.toml"):
-        shutil.copy(ROOT / name, tmp_path / name)
-    dry = subprocess.run(["make", "-n", "run"], cwd=tmp_path, capture_output=True, text=True, check=True).stdout
-    stages = [line for line in dry.splitlines() if line.startswith('echo "==>')]
-    assert any("installing torch" in line and "about a minute" in line for line in stages)
-    assert any("tracing the lectures" in line for line in stages)
-    assert any("open the URL" in line for line in stages)
-    assert "--quiet" not in dry.split("cs336-lectures trace")[0]  # pip shows its progress

@@ -6,7 +6,7 @@ import { language, t, tCount } from './i18n.js';
 
 const INDEX_URL = 'traces/index.json';
 
-/** fetchIndex() -> [{name, file, title, num_steps, created, status, message?, summary?, failing?}]; throws Error with a reader's message. */
+/** fetchIndex() -> [{name, file, title, num_steps, created, status, message?, summary?, failing?, running?}]; throws Error with a reader's message. */
 export async function fetchIndex() {
   let response;
   try {
@@ -67,16 +67,20 @@ export function renderIndex(container, entries, hrefOf) {
     const status = entry.status || 'ok';
     const { title, summary } = headline(entry);
     const failing = typeof entry.failing === 'string' ? entry.failing : null;
-    return el('li', { class: `trace-card status-${status}${failing ? ' failing' : ''}` },
-      el('a', { class: 'trace-link', href: hrefOf(entry.name), 'data-trace': entry.name },
+    // Being traced now (the server traces stale lectures once it is up); with no trace yet there is nothing to open.
+    const running = entry.running === true;
+    const opens = status !== 'running';
+    return el('li', { class: `trace-card status-${status}${failing ? ' failing' : ''}${running ? ' running' : ''}` },
+      el(opens ? 'a' : 'div', opens ? { class: 'trace-link', href: hrefOf(entry.name), 'data-trace': entry.name } : { class: 'trace-link' },
         el('span', { class: 'trace-title', text: title }),
         summary ? el('span', { class: 'trace-summary', text: summary }) : null,
         el('span', { class: 'trace-meta' },
           el('span', { class: 'trace-name', text: entry.name }),
-          el('span', { text: tCount(entry.num_steps ?? 0, '{count} step', '{count} steps') }),
+          opens ? el('span', { text: tCount(entry.num_steps ?? 0, '{count} step', '{count} steps') }) : null,
           entry.created ? el('span', { text: t('traced {when}', { when: when(entry.created) }) }) : null,
-          failing ? el('span', { class: 'badge badge-failing', text: t('file fails now') })
-            : el('span', { class: `badge badge-${status}`, text: status === 'ok' ? 'ok' : status.replace('_', ' ') })),
+          running ? el('span', { class: 'badge badge-running', text: t('tracing now…') })
+            : failing ? el('span', { class: 'badge badge-failing', text: t('file fails now') })
+              : el('span', { class: `badge badge-${status}`, text: status === 'ok' ? 'ok' : status.replace('_', ' ') })),
         entry.message ? el('span', { class: 'trace-message', text: entry.message }) : null,
         failing ? el('span', { class: 'trace-message', text: entry.created
           ? t('The file on disk fails to trace (this trace is the last good one): {error}', { error: failing })

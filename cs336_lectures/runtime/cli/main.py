@@ -1,4 +1,4 @@
-"""The command line: `cs336-lectures trace | serve | build | i18n` (also `python -m cs336_lectures`).
+"""The command line: `cs336-lectures new | trace | serve | build | ...` (also `python -m cs336_lectures`).
 
 `trace` runs lectures under the tracer and writes their traces; `serve` and `build` belong to
 cs336_lectures.runtime.server.http_server and cs336_lectures.runtime.publish.site, imported only when asked for, so that tracing
@@ -20,6 +20,7 @@ import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from cs336_lectures.resources import version
 from cs336_lectures.runtime.tracing import DEFAULT_MAX_STEPS
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 
 PROG = "cs336-lectures"
 DELEGATED = {  # subcommand -> (module defining add_arguments(parser) and run(args), summary)
+    "new": ("cs336_lectures.runtime.cli.new_lecture", "write a short lecture to start from (and its translation catalogs)"),
     "serve": ("cs336_lectures.runtime.cli.serve", "serve the viewer and traces; re-trace lectures when they change"),
     "build": ("cs336_lectures.runtime.publish.site", "export the viewer and traces as a static site"),
     "import": ("cs336_lectures.runtime.course.importer", "convert traces published by the Stanford course into ours"),
@@ -81,6 +83,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
         description="Executable lectures: trace a lecture into a JSON trace, then view it in the browser.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"{PROG} {version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers = [commands.add_parser(
         "trace", help="run lectures under the tracer and write their traces",
@@ -111,8 +114,9 @@ def _indented_usage(parser: argparse.ArgumentParser) -> str:
 def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `cs336-lectures trace`."""
     parser.add_argument("files", nargs="+", metavar="LECTURE.py", help="lecture files to trace")
-    parser.add_argument("-o", "--output", default="var/traces", metavar="DIR",
-                        help="folder for the traces and their assets/ (default: var/traces)")
+    parser.add_argument("-o", "--output", metavar="DIR",
+                        help="folder for the traces and their assets/ (default: var/traces, under the working "
+                             "directory when the lecture is inside it, else beside the lecture)")
     parser.add_argument("--section", metavar="NAME",
                         help="trace only this top-level function of the lecture, instead of main()")
     parser.add_argument("--trace-module", action="append", default=[], metavar="MODULE",
@@ -137,23 +141,30 @@ def trace(args: argparse.Namespace, argv: list[str]) -> int:
     from cs336_lectures.runtime.tracing.lecture_run import trace_lecture, trace_title
     from cs336_lectures.runtime.tracing.result import LectureError
 
-    output_dir = Path(args.output)
-    writers: dict[str, str] = {}  # trace title -> the lecture that writes it
-    for file in args.files:
-        title = trace_title(Path(file), args.section)
-        if writers.setdefault(title, file) != file:
-            print(f"{PROG}: error: {writers[title]} and {file} would both write {output_dir / title}.json",
-                  file=sys.stderr)
+    from cs336_lectures.runtime.publish.site import default_traces_dir
+
+    outputs = {file: Path(args.output) if args.output else default_traces_dir(Path(file)) for file in args.files}
+    writers: dict[Path, str] = {}  # trace path -> the lecture that writes it
+    for file, output_dir in outputs.items():
+        written = output_dir / f"{trace_title(Path(file), args.section)}.json"
+        if writers.setdefault(written.absolute(), file) != file:
+            print(f"{PROG}: error: {writers[written.absolute()]} and {file} would both write {written}", file=sys.stderr)
             return 2
-        refusal = refuse_to_replace_course_trace(output_dir / f"{title}.json", "-o")
+        refusal = refuse_to_replace_course_trace(written, "-o")
         if refusal:  # a clone of the Stanford course keeps its published traces in var/traces
             print(f"{PROG}: error: {refusal}", file=sys.stderr)
             return 2
     if args.executor is not None:
         from cs336_lectures.runtime.cli import batch as executor
+
+        if len(set(outputs.values())) > 1:
+            print(f"{PROG}: error: the lectures are in different folders; name one folder for their traces with -o",
+                  file=sys.stderr)
+            return 2
+        args.output = str(next(iter(outputs.values())))
         return executor.run(args, argv, PROG)
     status = 0
-    for file in args.files:
+    for file, output_dir in outputs.items():
         traced = functools.partial(
             trace_lecture, Path(file), output_dir=output_dir, section=args.section,
             trace_modules=tuple(args.trace_module), inspect_all=args.inspect_all,

@@ -9,7 +9,7 @@ import sys
 import webbrowser
 from pathlib import Path
 
-from cs336_lectures.runtime.publish.site import DEFAULT_TRACES, VIEWER_DIR
+from cs336_lectures.runtime.publish.site import DEFAULT_TRACES, VIEWER_DIR, default_traces_dir
 from cs336_lectures.runtime.server.http_server import LectureServer
 from cs336_lectures.runtime.tracing import DEFAULT_MAX_STEPS
 
@@ -21,8 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of `cs336-lectures serve` (cli/main.py adds them to its subcommand)."""
     parser.add_argument("lectures", nargs="*", metavar="LECTURE.py",
                         help="lectures to trace when stale, watch, re-trace on change and allow editing")
-    parser.add_argument("--traces", default=str(DEFAULT_TRACES), metavar="DIR",
-                        help=f"folder of traces to serve and write (default: {DEFAULT_TRACES})")
+    parser.add_argument("--traces", metavar="DIR",
+                        help=f"folder of traces to serve and write (default: {DEFAULT_TRACES}, under the working "
+                             "directory when the lectures are inside it, else beside them)")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to bind (default: 127.0.0.1; anything else exposes a server that runs code)")
     parser.add_argument("--port", type=int, default=8336, help="port (default: 8336; 0 picks a free one)")
@@ -64,6 +65,13 @@ def run(args: argparse.Namespace) -> int:
     if not (VIEWER_DIR / "index.html").is_file():
         print(f"cs336-lectures: error: the viewer is missing ({VIEWER_DIR}/index.html)", file=sys.stderr)
         return 2
+    if args.traces is None:
+        folders = {default_traces_dir(Path(path)) for path in args.lectures} or {DEFAULT_TRACES}
+        if len(folders) > 1:
+            print("cs336-lectures: error: the lectures are in different folders; name one folder for their traces "
+                  "with --traces", file=sys.stderr)
+            return 2
+        args.traces = str(folders.pop())
     from cs336_lectures.runtime.course.importer import refuse_to_replace_course_trace
 
     for path in args.lectures:  # a clone of the Stanford course keeps its published traces in var/traces

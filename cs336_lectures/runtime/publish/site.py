@@ -2,7 +2,7 @@
 
 A site is laid out the same way everywhere (see trace/README.md and the viewer):
 
-    index.html, css/, js/          the viewer (copied from viewer/)
+    index.html, css/, js/, vendor/ the viewer (copied from viewer/, or the package's copy)
     traces/index.json              the list of traces, built from their headers
     traces/<name>.json             one trace per lecture (or lecture section)
     traces/assets/<hash>.<ext>     images and plots the traces refer to
@@ -25,11 +25,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from cs336_lectures.resources import VIEWER_DIR
 from cs336_lectures.runtime.render.passive_svg import make_passive
 from cs336_lectures.runtime.trace.format import FORMAT, READABLE_VERSIONS
 
-VIEWER_DIR = Path(__file__).resolve().parents[3] / "viewer"
-VIEWER_PARTS = ("index.html", "css", "js")
+VIEWER_PARTS = ("index.html", "css", "js", "vendor")  # vendor/: third-party files with their licences
 DEFAULT_TRACES = Path("var/traces")
 INDEX_NAME = "index.json"
 FAILED_SUFFIX = ".failed.json"  # the server's copy of a failed re-trace, kept beside the good one
@@ -48,6 +48,16 @@ HEADER_PROBE_BYTES = 64 * 1024
 ASSET_REFERENCE = re.compile(r"assets/([A-Za-z0-9_\-]+(?:\.[A-Za-z0-9]+)*)")
 
 _header_cache: dict[Path, tuple[tuple[int, int], dict]] = {}
+
+
+def default_traces_dir(lecture: Path) -> Path:
+    """Where a lecture's trace goes without -o / --traces: var/traces/ of the working directory
+    when the lecture is inside it (a course's folder, this repository), else var/traces/ beside
+    the lecture, so that a lecture traced from anywhere lands with its course."""
+    folder = lecture.resolve().parent
+    if Path.cwd().resolve() in (folder, *folder.parents):
+        return DEFAULT_TRACES
+    return folder / DEFAULT_TRACES
 
 
 class SiteError(Exception):

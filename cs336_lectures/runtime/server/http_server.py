@@ -137,6 +137,21 @@ def _mark_failing(index: dict, latest: dict[str, dict], served: Iterable[str] = 
     return index
 
 
+def _mark_running(index: dict, latest: dict[str, dict], served: Iterable[str]) -> dict:
+    """Mark the served lectures being traced now (`running`: true), so that the list says so
+    while the server traces stale lectures after start-up; one with no trace yet is listed too."""
+    listed = {entry["name"]: entry for entry in index["traces"]}
+    for name in served:
+        if (latest.get(name) or {}).get("state") not in ("running", "early"):
+            continue
+        if name not in listed:
+            listed[name] = {"name": name, "file": f"{name}.json", "title": name, "num_steps": 0, "created": None,
+                            "status": "running"}
+            index["traces"].append(listed[name])
+        listed[name]["running"] = True
+    return index
+
+
 def _mark_verification(index: dict, latest: dict[str, dict]) -> dict:
     """Mark each trace whose last resumed run a whole run is checking ("pending"), agreed with
     ("verified") or replaced ("corrected")."""
@@ -330,6 +345,7 @@ class RequestHandler(BaseHTTPRequestHandler):
             raise Refused(HTTPStatus.NOT_FOUND, "no such API")
         elif path == f"/traces/{INDEX_NAME}":
             index = _mark_failing(build_index(server.traces_dir), server.hub.latest, server.lectures)
+            index = _mark_running(index, server.hub.latest, server.lectures)
             self._send_json(_mark_verification(index, server.hub.latest), head=head)
         elif path.startswith(f"/traces/{EARLY_DIR}/assets/"):
             # The early view's figures, which it names relative to itself, are the traces folder's.

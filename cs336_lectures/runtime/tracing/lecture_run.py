@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
+from cs336_lectures.resources import version
 from cs336_lectures.runtime.course import compat as course_compat
 from cs336_lectures.runtime.trace.format import write_trace
 from cs336_lectures.runtime.tracing.engine import Tracer, error_line, message_of, read_source, traceback_entries
@@ -281,8 +282,8 @@ def environment() -> dict:
     else:
         torch_version = torch.__version__
         device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu"
-    return {"python": platform.python_version(), "torch": torch_version, "platform": platform.platform(),
-            "device": device}
+    return {"cs336_lectures": version(), "python": platform.python_version(), "torch": torch_version,
+            "platform": platform.platform(), "device": device}
 
 
 @contextmanager
