@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from cs336_lectures.runtime.editing import version_of
 from cs336_lectures.runtime.server import LectureServer, add_arguments
 from test_site import fake_viewer, sample_trace
 
@@ -143,7 +144,7 @@ def test_posts_need_the_token(serve, workspace):
         assert request(server, "POST", "/api/source?trace=lecture_t", {"source": "boom = 1\n"}, token=token)[0] == 403
         assert request(server, "POST", "/api/retrace?trace=lecture_t", token=token)[0] == 403
     assert source.read_text() == GOOD_LECTURE
-    assert not source.with_name("lecture_t.py.bak").exists()
+    assert not (workspace / "backups").exists()
     assert request(server, "POST", "/api/retrace?trace=lecture_t", token=server.token)[0] == 202
 
 
@@ -219,7 +220,7 @@ def test_serves_viewer_traces_and_api(serve, workspace):
     assert json.loads(request(server, "GET", "/api/info")[1]) == {
         "server": True, "lectures": {"lecture_t": "lectures/lecture_t.py"}}
     assert json.loads(request(server, "GET", "/api/source?trace=lecture_t")[1]) == {
-        "path": "lectures/lecture_t.py", "source": GOOD_LECTURE}
+        "path": "lectures/lecture_t.py", "source": GOOD_LECTURE, "version": version_of(GOOD_LECTURE.encode())}
     assert request(server, "GET", "/api/nothing")[0] == 404
     assert request(server, "HEAD", "/index.html")[0] == 200
 
@@ -268,7 +269,7 @@ def test_edit_keeps_a_backup_and_retraces(serve, workspace):
     assert status == 202 and json.loads(body)["queued"] is True
     lecture = workspace / "lectures" / "lecture_t.py"
     assert lecture.read_text() == edited
-    assert lecture.with_name("lecture_t.py.bak").read_text() == GOOD_LECTURE
+    assert (workspace / "backups" / "lecture_t.py.bak").read_text() == GOOD_LECTURE
     running = wait_for(listener, "lecture_t", ("running",))
     done = wait_for(listener, "lecture_t")
     assert done["state"] == "ok" and done["generation"] == running["generation"] == 1, done
@@ -285,6 +286,41 @@ def test_saving_the_file_retraces_and_publishes(serve, workspace):
     (workspace / "lectures" / "lecture_t.py").write_text(changed)
     assert wait_for(listener, "lecture_t")["state"] == "ok"
     assert traced_source(workspace) == changed
+
+
+def test_a_save_over_a_newer_file_is_refused_with_both_versions(serve, workspace):
+    put_trace(workspace)
+    server = serve("lectures/lecture_t.py")
+    lecture = workspace / "lectures" / "lecture_t.py"
+    loaded = json.loads(request(server, "GET", "/api/source?trace=lecture_t")[1])
+    assert loaded["source"] == GOOD_LECTURE and loaded["path"] == "lectures/lecture_t.py"
+    listener = Events(server)
+    theirs = GOOD_LECTURE + "# saved by another editor\n"
+    lecture.write_text(theirs)
+    # Open editors hear at once that the file on disk is another version (not kept for replay).
+    changed = wait_for(listener, "lecture_t", ("source",))
+    assert changed["version"] not in (None, loaded["version"])
+    assert all(event["state"] != "source" for event in server.hub.subscribe()[1])
+
+    mine = GOOD_LECTURE + "mine = 1\n"
+    status, body, _ = request(server, "POST", "/api/source?trace=lecture_t", {"source": mine, "base": loaded["version"]},
+                              token=server.token)
+    answer = json.loads(body)
+    assert status == 409 and answer["conflict"] is True
+    assert answer["base"] == loaded["version"] and answer["version"] == changed["version"] and answer["source"] == theirs
+    assert "lectures/lecture_t.py changed on disk" in answer["error"]
+    assert lecture.read_text() == theirs and not (workspace / "backups").exists()
+
+    # Keeping mine: a save over the version now on disk, which goes to the backups.
+    status, body, _ = request(server, "POST", "/api/source?trace=lecture_t", {"source": mine, "base": answer["version"]},
+                              token=server.token)
+    assert status == 202 and lecture.read_text() == mine
+    assert (workspace / "backups" / "lecture_t.py.bak").read_text() == theirs
+    assert json.loads(body)["version"] == json.loads(request(server, "GET", "/api/source?trace=lecture_t")[1])["version"]
+    for base in (3, ["v"], {"v": 1}):
+        status, body, _ = request(server, "POST", "/api/source?trace=lecture_t", {"source": mine, "base": base},
+                                  token=server.token)
+        assert status == 400 and "base" in json.loads(body)["error"]
 
 
 def test_failed_retrace_keeps_the_last_good_trace_and_reports_why(serve, workspace):

@@ -47,7 +47,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from cs336_lectures.runtime.atomic import write_bytes_atomically
 from cs336_lectures.runtime.catalog import LANGUAGES, catalog_path
-from cs336_lectures.runtime.editing import SourceError, read_source, save_source
+from cs336_lectures.runtime.editing import SourceConflict, SourceError, read_source, save_source, version_of
 from cs336_lectures.runtime.kernel import EARLY_SUFFIX
 from cs336_lectures.runtime.kernel_client import KernelProcess, KernelUnavailable, OutputTail, forking_supported
 from cs336_lectures.runtime.notes import Note, count_of, maybe_note, note
@@ -144,9 +144,11 @@ class EventHub:
         self._listeners: set[queue.Queue] = set()
         self.latest: dict[str, dict] = {}
 
-    def publish(self, event: dict) -> None:
+    def publish(self, event: dict, remember: bool = True) -> None:
+        """Send `event` to every stream; a remembered one is also replayed to streams opened later."""
         with self._lock:
-            self.latest[event["trace"]] = event
+            if remember:
+                self.latest[event["trace"]] = event
             for listener in self._listeners:
                 listener.put(event)
 
@@ -603,6 +605,15 @@ class LectureWatcher:
     def stop(self) -> None:
         self.files.stop()
 
+    def _say_source_changed(self, lecture: Lecture) -> None:
+        """Tell open editors at once that the file is another version now (saved elsewhere), so
+        that one holding unsaved changes can say so before its save is refused."""
+        try:
+            version = version_of(lecture.path.read_bytes())
+        except OSError:
+            version = None
+        self.retracer.hub.publish({"trace": lecture.name, "state": "source", "version": version}, remember=False)
+
     def add_modules(self, lecture: Lecture, modules: list[str]) -> None:
         for module in modules:
             self.users.setdefault(Path(os.path.realpath(module)), set()).add(lecture.name)
@@ -617,6 +628,8 @@ class LectureWatcher:
                     changed = stamp is not None and stamp != lecture.seen
                     if changed:
                         lecture.seen = stamp
+                if changed and Path(os.path.realpath(lecture.path)) in touched:
+                    self._say_source_changed(lecture)
                 if changed:
                     # A catalog feeds every text() of the run: only a whole run shows its edit everywhere.
                     catalogs = touched - {Path(os.path.realpath(lecture.path))}
@@ -635,7 +648,7 @@ class LectureServer(ThreadingHTTPServer):
 
     def __init__(self, lectures: list[Path], traces_dir: Path, host: str = "127.0.0.1", port: int = 8336,
                  viewer_dir: Path = VIEWER_DIR, max_steps: int | None = None, timeout: float | None = None,
-                 token: str | None = None, log: Callable[[str], None] = print):
+                 token: str | None = None, log: Callable[[str], None] = print, backups_dir: Path | None = None):
         if ":" in host:
             self.address_family = socket.AF_INET6
         super().__init__((host, port), RequestHandler)
@@ -643,6 +656,8 @@ class LectureServer(ThreadingHTTPServer):
         self.port = self.server_address[1]
         self.viewer_dir = viewer_dir.resolve()
         self.traces_dir = traces_dir.resolve()
+        # Versions a browser save replaced, beside the traces (var/backups), never beside the lecture.
+        self.backups_dir = (backups_dir or traces_dir.resolve().parent / "backups").resolve()
         self.token = token or secrets.token_urlsafe(32)
         self.log = log
         self.lectures: dict[str, Lecture] = {}
@@ -799,11 +814,12 @@ class RequestHandler(BaseHTTPRequestHandler):
             self._send_json({"server": True, "lectures": lectures}, head=head)
         elif path == "/api/source":
             lecture = self._lecture(query)
+            shown = server.lecture_path_for_display(lecture)
             try:
-                source = read_source(lecture.path)
+                source, version = read_source(lecture.path)
             except (OSError, SourceError) as error:
-                raise Refused(HTTPStatus.INTERNAL_SERVER_ERROR, f"cannot read {lecture.given}: {error}") from None
-            self._send_json({"path": server.lecture_path_for_display(lecture), "source": source}, head=head)
+                raise Refused(HTTPStatus.INTERNAL_SERVER_ERROR, f"cannot read {shown}: {error}") from None
+            self._send_json({"path": shown, "source": source, "version": version}, head=head)
         elif path.startswith("/api/"):
             raise Refused(HTTPStatus.NOT_FOUND, "no such API")
         elif path == f"/traces/{INDEX_NAME}":
@@ -820,16 +836,25 @@ class RequestHandler(BaseHTTPRequestHandler):
         server = self.server
         if path == "/api/source":
             lecture = self._lecture(query)
-            source = self._read_source()
+            shown = server.lecture_path_for_display(lecture)
+            source, base = self._read_source()
             try:
-                self._save(lecture, source)
+                version = self._save(lecture, source, base)
+            except SourceConflict as conflict:
+                # Both versions: the editor's (base) and the one on disk, with its text, so the
+                # editor can offer to reload it, keep its own, or show the difference.
+                self._send_json({"error": f"{shown} changed on disk since it was loaded: not saved", "conflict": True,
+                                 "base": base, "version": conflict.version, "source": conflict.source},
+                                HTTPStatus.CONFLICT)
+                return
             except SourceError as error:
-                raise Refused(HTTPStatus.BAD_REQUEST, f"cannot save {lecture.given}: {error}") from None
+                raise Refused(HTTPStatus.BAD_REQUEST, f"cannot save {shown}: {error}") from None
             except OSError as error:
-                raise Refused(HTTPStatus.INTERNAL_SERVER_ERROR, f"cannot save {lecture.given}: {error}") from None
+                raise Refused(HTTPStatus.INTERNAL_SERVER_ERROR, f"cannot save {shown}: {error}") from None
+            server.hub.publish({"trace": lecture.name, "state": "source", "version": version}, remember=False)
             server.retracer.request(lecture, supersede=True)
-            server.log(f"{lecture.given} saved from the browser")
-            self._send_json({"queued": True, "trace": lecture.name}, HTTPStatus.ACCEPTED)
+            server.log(f"{shown} saved from the browser")
+            self._send_json({"queued": True, "trace": lecture.name, "version": version}, HTTPStatus.ACCEPTED)
         elif path == "/api/retrace":
             lecture = self._lecture(query)
             server.retracer.request(lecture, full=note("a re-trace was asked for"))
@@ -837,14 +862,15 @@ class RequestHandler(BaseHTTPRequestHandler):
         else:
             raise Refused(HTTPStatus.NOT_FOUND, "no such API")
 
-    @staticmethod
-    def _save(lecture: Lecture, source: str) -> None:
-        """Write the lecture, keeping the versions it replaces as backups (editing.py)."""
+    def _save(self, lecture: Lecture, source: str, base: str | None) -> str:
+        """Write the lecture over version `base`, keeping the versions it replaces as backups (editing.py)."""
         with lecture.lock:  # the watcher must not take this write for an outside change
-            save_source(lecture.path, source)
+            version = save_source(lecture.path, source, self.server.backups_dir, base)
             lecture.seen = lecture.stamp()
+        return version
 
-    def _read_source(self) -> str:
+    def _read_source(self) -> tuple[str, str | None]:
+        """The body's source and the version it was based on (None: save over whatever is on disk)."""
         given = (self.headers.get("Content-Length") or "").strip()
         if not given:
             raise Refused(HTTPStatus.LENGTH_REQUIRED, "Content-Length required")
@@ -866,8 +892,10 @@ class RequestHandler(BaseHTTPRequestHandler):
         except RecursionError:
             raise Refused(HTTPStatus.BAD_REQUEST, "the JSON body is nested too deeply") from None
         if not isinstance(body, dict) or not isinstance(body.get("source"), str):
-            raise Refused(HTTPStatus.BAD_REQUEST, 'expected a JSON body {"source": "..."}')
-        return body["source"]
+            raise Refused(HTTPStatus.BAD_REQUEST, 'expected a JSON body {"source": "...", "base": "VERSION"}')
+        if not isinstance(body.get("base"), (str, type(None))):
+            raise Refused(HTTPStatus.BAD_REQUEST, '"base" must be the version the source was loaded at')
+        return body["source"], body.get("base")
 
     # --- Server-Sent Events ---------------------------------------------------------------
 
@@ -955,6 +983,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="lectures to trace when stale, watch, re-trace on change and allow editing")
     parser.add_argument("--traces", default=str(DEFAULT_TRACES), metavar="DIR",
                         help=f"folder of traces to serve and write (default: {DEFAULT_TRACES})")
+    parser.add_argument("--backups", metavar="DIR",
+                        help="folder for the last versions a browser save replaced (default: backups beside --traces, "
+                             "var/backups)")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to bind (default: 127.0.0.1; anything else exposes a server that runs code)")
     parser.add_argument("--port", type=int, default=8336, help="port (default: 8336; 0 picks a free one)")
@@ -1005,7 +1036,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         server = LectureServer([Path(path) for path in args.lectures], Path(args.traces), host=args.host,
                                port=args.port, max_steps=args.max_steps, timeout=args.timeout,
-                               log=_say)
+                               log=_say, backups_dir=Path(args.backups) if args.backups else None)
     except ValueError as error:
         print(f"cs336-lectures: error: {error}", file=sys.stderr)
         return 2
