@@ -256,12 +256,13 @@ class Editor {
     this.conflict.show(body.source, body.version, true);
   }
 
-  /** A re-trace of the lecture being edited finished: close on success, show why on failure. */
-  onResult(event) {
+  /** A re-trace of the lecture being edited finished: after this editor's own save, close on
+      success; show why on failure. */
+  onResult(event, ownSave) {
     if (event.state === 'ok') {
       const note = runNote(event);
       this.setStatus(note ? t('Re-traced: {message}', { message: note }) : t('Re-traced'));
-      if (!this.dirty) this.close();
+      if (ownSave && !this.dirty) this.close();
     } else {
       // One line here; the banner above the code has the traceback and the way to the failing step.
       const error = String(event.message || '').split('\n')[0];
@@ -438,7 +439,7 @@ class Live {
     const news = !event.replay || (known !== undefined && known !== event.generation);
     if (event.state === 'ok' && !news) return;
     if (this.editor.isOpen && this.editor.trace === event.trace && (this.awaiting === event.trace || news)) {
-      this.editor.onResult(event);
+      this.editor.onResult(event, this.awaiting === event.trace);
     }
     if (this.awaiting === event.trace) this.awaiting = null;
     if (mine || current === null || event.state === 'ok') this.failure.update(event);
