@@ -63,7 +63,7 @@ def site(tmp_path_factory):
 
 
 def url_step(page) -> int:
-    return int(re.search(r"step=(\d+)", page.evaluate("location.href")).group(1))
+    return int(re.search(r"[?&]at=(\d+)", page.evaluate("location.href")).group(1)) - 1  # the URL counts from 1
 
 
 def open_trace(page, site, query: str) -> None:

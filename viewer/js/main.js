@@ -13,6 +13,18 @@ import { RanksBar } from './ranks.js';
 
 const $ = (id) => document.getElementById(id);
 const TRACE_NAME = /^[\w-][\w.-]*$/;
+// The step in the URL, counted from 1 as the counter and the terminal viewer count (?at=342 is
+// "step 342 of 855"). Links made before it name the 0-based index as ?step=341, still read.
+const STEP_PARAM = 'at';
+const OLD_STEP_PARAM = 'step';
+
+/** The step index (from 0) a URL's parameters name, or null for none. */
+function stepFromUrl(params) {
+  const number = Number(params.get(STEP_PARAM));
+  if (params.has(STEP_PARAM) && Number.isInteger(number)) return Math.max(0, number - 1);
+  const index = Number(params.get(OLD_STEP_PARAM));
+  return params.has(OLD_STEP_PARAM) && Number.isInteger(index) ? index : null;
+}
 const TRACE_FILE = /^[\w-][\w.\-/]*\.json$/;
 
 // Looked up in lower case, so that Caps Lock (or Shift) changes nothing.
@@ -76,7 +88,7 @@ class Viewer {
     const params = new URLSearchParams(location.search);
     const name = params.get('trace');
     if (!name) return this.showIndex();
-    const step = params.has('step') ? Number(params.get('step')) : null;
+    const step = stepFromUrl(params);
     for (const mode of MODES) this.setViewMode(mode, params.get(mode) === '1');
     if (this.trace && name === this.name) {
       if (this.mode !== 'lecture') this.showLecture();
@@ -88,11 +100,12 @@ class Viewer {
   urlWith(name, step) {
     const url = new URL(location.href);
     if (name === null) {
-      for (const key of ['trace', 'step', ...MODES]) url.searchParams.delete(key);
+      for (const key of ['trace', STEP_PARAM, OLD_STEP_PARAM, ...MODES]) url.searchParams.delete(key);
     } else {
       url.searchParams.set('trace', name);
-      if (step === null) url.searchParams.delete('step');
-      else url.searchParams.set('step', String(step));
+      url.searchParams.delete(OLD_STEP_PARAM);
+      if (step === null) url.searchParams.delete(STEP_PARAM);
+      else url.searchParams.set(STEP_PARAM, String(step + 1));
     }
     return url;
   }
@@ -260,7 +273,7 @@ class Viewer {
     if (!this.trace) {
       if (file) return;
       const params = new URLSearchParams(location.search);
-      await this.open(name, params.has('step') ? Number(params.get('step')) : null);
+      await this.open(name, stepFromUrl(params));
       return;
     }
     const old = this.trace;
@@ -391,7 +404,7 @@ class Viewer {
         crumbs.append(el('span', { class: 'crumb current', title: path }, el('span', { text: name }), ' ', this.crumbLine));
       } else {
         const target = trace.snap(frame.step); // the calling line, or the next stop when it is not one
-        crumbs.append(el('button', { class: 'crumb', title: t('{where} (step {n})', { where: `${path}:${trace.lineOfStep(frame.step)}`, n: frame.step }), text: name,
+        crumbs.append(el('button', { class: 'crumb', title: t('{where} (step {n})', { where: `${path}:${trace.lineOfStep(frame.step)}`, n: formatCount(frame.step + 1) }), text: name,
           onclick: () => this.show(target, { history: 'push' }) }));
       }
     });
