@@ -378,6 +378,8 @@ def test_static_hosting_logs_no_errors_and_never_asks_for_the_api(page, site):
     ("a\nb\nc", "a\nb\nc\nd", 3, 3),              # a change below leaves it
     ("a\nb\nc\nd", "a\nx\nc\ny\nd", 3, 3),        # inside the change, still there: its text
     ("a\nb\nc", "a\nx\ny\nc", 2, 2),              # replaced: its replacement
+    ("a\nb\nc\nd", "a\nx\ny\nd", 3, 3),        # a block replaced: line by line
+    ("a\nb\nc\nd\ne", "a\nx\ne", 4, 2),           # past its replacement: the first line of it
     ("def\na\nb\nc", "def\nz\na\nc", 3, 4),       # removed: the line now in its place
     ("a\nb", "a", 2, 1),                            # removed at the end: the last line
 ])

@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from test_viewer_live import EDITOR, LECTURE, TOTAL_LINE, LiveServer, editor_line, editor_text, open_at_total_line, press_edit
+from test_viewer_live import (EDITOR, LECTURE, TOTAL_LINE, LiveServer, current_line, editor_line, editor_text, open_at_total_line,
+                              press_edit)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -206,3 +207,27 @@ def test_ten_tabs_of_one_server_all_hear_a_retrace(browser, live):
     finally:
         context.close()
         live.lecture.write_text(LECTURE)
+
+
+def test_after_a_retrace_what_changed_is_marked_and_c_steps_to_it(page, live):
+    live.lecture.write_text(LECTURE)
+    open_at_total_line(page, live)
+    live.lecture.write_text(LECTURE.replace("First version", "Second version").replace("len(greeting) + 1", "len(greeting) + 2"))
+    page.get_by_text("Second version of the lecture", exact=True).wait_for(timeout=120_000)
+    assert current_line(page) == TOTAL_LINE
+    total = page.locator(".env-row[data-name=total]")
+    assert "differs" in total.get_attribute("class")
+    assert total.locator(".env-differs").get_attribute("title") == "Before the edit: 6"
+    assert "differs" not in page.locator(".env-row[data-name=greeting]").get_attribute("class")
+    changed = page.locator(".block .rendered.changed")
+    assert changed.all_inner_texts() == ["Second version of the lecture"]  # the heading and "The end" are as before
+
+    for _ in range(10):  # back to the first step
+        page.keyboard.press("h")
+    page.keyboard.press("c")
+    page.wait_for_function(f"() => document.querySelector('.code .line.current').dataset.line === '{TOTAL_LINE - 1}'")
+    page.keyboard.press("c")
+    page.wait_for_function(f"() => document.querySelector('.code .line.current').dataset.line === '{TOTAL_LINE}'")
+    page.keyboard.press("c")
+    page.locator("#message").filter(has_text="Nothing changed by the edit after this step").wait_for()
+    live.lecture.write_text(LECTURE)

@@ -10,6 +10,7 @@ import { fetchIndex, renderIndex } from './index_page.js';
 import { makeDivider } from './divider.js';
 import { headingText, installLanguageSwitch, onLanguageChange, t, translatePage } from './i18n.js';
 import { RanksBar } from './ranks.js';
+import { TraceChanges } from './changes.js';
 
 const $ = (id) => document.getElementById(id);
 const TRACE_NAME = /^[\w-][\w.-]*$/;
@@ -30,7 +31,7 @@ const TRACE_FILE = /^[\w-][\w.\-/]*\.json$/;
 // Looked up in lower case, so that Caps Lock (or Shift) changes nothing.
 const MODES = ['raw', 'reveal']; // view modes, kept in the URL (?raw=1&reveal=1) so a link reproduces the view
 const KEYS = { l: 'forward', h: 'back', j: 'over', k: 'over-back', u: 'out', r: 'raw', a: 'reveal', g: 'traces', '?': 'help',
-  '[': 'rank-back', ']': 'rank-next' };
+  '[': 'rank-back', ']': 'rank-next', c: 'next-change' };
 
 function keyAction(event) {
   if (event.key === 'ArrowRight') return event.shiftKey ? 'over' : 'forward';
@@ -287,6 +288,8 @@ class Viewer {
       return;
     }
     if (token !== this.loading) return;
+    // What changed is told against the last whole trace: an early view is only part of the new run.
+    trace.changes = new TraceChanges(this.early && old.changes ? old.changes.previous : old, trace);
     this.early = Boolean(file);
     const same = this.step >= 0 ? this.sameLine(old, trace) : -1;
     this.install(name, trace, same >= 0 ? same : this.step, same >= 0 ? this.codePane.scrollTop : null);
@@ -507,11 +510,16 @@ class Viewer {
       out: () => trace.stepOut(s),
       'rank-next': () => trace.ranks.switchFrom(s, 1),
       'rank-back': () => trace.ranks.switchFrom(s, -1),
+      'next-change': () => (trace.changes ? trace.changes.nextChange(s) : -1),
     };
     const target = moves[action] ? moves[action]() : -1;
     if (target >= 0) this.show(target, { history: repeat ? 'replace-later' : 'push' });
     else if (!$('elsewhere').hidden) this.show(s);
     else if (action === 'out') this.showMessage(t('Already in the outermost call.'), 'info', 2000);
+    else if (action === 'next-change') {
+      this.showMessage(trace.changes ? t('Nothing changed by the edit after this step.')
+        : t('Changes are marked once the lecture is re-traced after an edit.'), 'info', 2500);
+    }
     else if (action.startsWith('rank-')) this.showMessage(t('This step runs in the lecture\'s own process, not in a rank.'), 'info', 2000);
   }
 
