@@ -373,7 +373,10 @@ const pluralRules = new Map(); // language -> its Intl.PluralRules, made once
 
 function initialLanguage() {
   const asked = new URLSearchParams(location.search).get('lang');
-  if (asked in LANGUAGES) return asked;
+  if (asked in LANGUAGES) {
+    remember(asked); // a link's language is a choice too: the next page without ?lang= keeps it
+    return asked;
+  }
   let stored = null;
   try {
     stored = localStorage.getItem(STORAGE_KEY);
@@ -381,6 +384,14 @@ function initialLanguage() {
     // Storage refused (a private window, a file: page): the choice just is not remembered.
   }
   return stored in LANGUAGES ? stored : 'en';
+}
+
+function remember(code) {
+  try {
+    localStorage.setItem(STORAGE_KEY, code);
+  } catch {
+    // Storage refused (a private window, a file: page): the choice just is not remembered.
+  }
 }
 
 /** The chosen language's code: 'en', 'ru' or 'zh'. */
@@ -420,11 +431,7 @@ export function fillFields(wording, fields) {
 export function setLanguage(code) {
   if (!(code in LANGUAGES) || code === current) return;
   current = code;
-  try {
-    localStorage.setItem(STORAGE_KEY, code);
-  } catch {
-    // See initialLanguage.
-  }
+  remember(code);
   const url = new URL(location.href);
   if (code === 'en') url.searchParams.delete('lang');
   else url.searchParams.set('lang', code);
