@@ -282,3 +282,17 @@ def test_make_run_says_what_it_is_doing(tmp_path):
     assert any("tracing the lectures" in line for line in stages)
     assert any("open the URL" in line for line in stages)
     assert "--quiet" not in dry.split("cs336-lectures trace")[0]  # pip shows its progress
+
+
+@pytest.mark.parametrize("width", [800, 1280])
+def test_at_400_pixels_high_the_values_and_figures_stay_usable(page, site, width):
+    page.set_viewport_size({"width": width, "height": 400})
+    open_trace(page, site, "trace=demo&at=1")
+    code = page.locator("#code").bounding_box()
+    values = page.locator("#env").bounding_box()
+    assert values["x"] >= code["x"] + code["width"] - 1  # beside the code, not a third of the height under it
+    assert values["height"] > 300 and code["height"] > 300
+    assert page.locator(".topbar").bounding_box()["height"] < 45  # one row
+    # A figure fits in the code pane whole (scaled down to its height, not cut off).
+    largest = page.locator(".r-plot").first.evaluate("(img) => parseFloat(getComputedStyle(img).maxHeight)")
+    assert largest <= code["height"] - 60
