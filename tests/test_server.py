@@ -323,6 +323,21 @@ def test_a_save_over_a_newer_file_is_refused_with_both_versions(serve, workspace
         assert status == 400 and "base" in json.loads(body)["error"]
 
 
+def test_errors_name_the_lecture_by_its_path_from_the_working_folder(serve, workspace):
+    """Whichever way the run went (a new process, or the warm kernel, which knows the file by its
+    absolute path), a failure names the lecture as the editor and the list of lectures do."""
+    put_trace(workspace)
+    server = serve("lectures/lecture_t.py")
+    lecture = workspace / "lectures" / "lecture_t.py"
+    listener = Events(server)
+    for broken, where in (("greeting = (\n", "lectures/lecture_t.py:1: syntax error"),
+                          ("def fail():\n    return 1 / 0\n\nfail()\n", 'File "lectures/lecture_t.py", line 2')):
+        lecture.write_text(broken)
+        failure = wait_for(listener, "lecture_t", ("error",))
+        assert where in failure["message"] and str(workspace) not in failure["message"], failure["message"]
+        wait_idle(server, "lecture_t")
+
+
 def test_failed_retrace_keeps_the_last_good_trace_and_reports_why(serve, workspace):
     server = serve("lectures/lecture_t.py")
     listener = Events(server)

@@ -175,6 +175,11 @@ class Lecture:
     def __init__(self, path: Path):
         self.path = path.resolve()
         self.given = str(path)
+        # How messages and the editor name it: relative to the folder the server runs in, if inside it.
+        try:
+            self.shown = str(self.path.relative_to(Path.cwd().resolve()))
+        except ValueError:
+            self.shown = str(self.path)
         self.name = path.stem
         self.lock = threading.Lock()
         self.running = False
@@ -182,6 +187,11 @@ class Lecture:
         self.pending_full: Note | None = None  # why the next run must be a whole one (an imported module changed...)
         self.generation = 0
         self.seen = self.stamp()
+
+    def named_for_display(self, text: str) -> str:
+        """`text` with the lecture's absolute path written as `shown`, so that every message names
+        it alike (a kernel's run and Python's tracebacks know the absolute one)."""
+        return text.replace(str(self.path), self.shown)
 
     def sources(self) -> list[Path]:
         """The files its trace is made from: the lecture, then its translation catalogs (which may not exist)."""
@@ -287,6 +297,8 @@ class Retracer:
                     return
                 if outcome is None:  # cancelled by a newer edit, which runs next
                     continue
+                if "message" in outcome:
+                    outcome = {**outcome, "message": lecture.named_for_display(outcome["message"])}
                 self.hub.publish({"trace": lecture.name, "generation": generation, **outcome})
                 self.log(f"{lecture.name}: {outcome['message']}" if outcome["state"] == "ok"
                          else f"{lecture.name}: failed: {outcome['message']}")
@@ -729,11 +741,9 @@ class LectureServer(ThreadingHTTPServer):
     def check_token(self, given: str | None) -> bool:
         return given is not None and hmac.compare_digest(given.encode(), self.token.encode())
 
-    def lecture_path_for_display(self, lecture: Lecture) -> str:
-        try:
-            return str(lecture.path.relative_to(Path.cwd().resolve()))
-        except ValueError:
-            return str(lecture.path)
+    @staticmethod
+    def lecture_path_for_display(lecture: Lecture) -> str:
+        return lecture.shown
 
 
 def _url_host(host: str) -> str:
