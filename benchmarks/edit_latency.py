@@ -107,7 +107,7 @@ def main() -> int:
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    from cs336_lectures.runtime.server import LectureServer
+    from cs336_lectures.runtime.server.http_server import LectureServer
 
     os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(ROOT.parent / "shared" / "fixtures" / "tiktoken-cache"))
     results: dict[str, dict[str, list[float]]] = {}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from cs336_lectures.runtime.cli import main
+from cs336_lectures.runtime.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = "def main():\n    x = 1  # @inspect x\n    print('hello')\n"
@@ -153,7 +153,7 @@ def test_progress_display_on_a_terminal_only(tmp_path, monkeypatch, capsys, vali
 
 
 def test_the_command_line_starts_without_heavy_imports():
-    probe = "import sys, cs336_lectures.runtime.cli; print(sorted({'torch', 'rich', 'numpy'} & set(sys.modules)))"
+    probe = "import sys, cs336_lectures.runtime.cli.main; print(sorted({'torch', 'rich', 'numpy'} & set(sys.modules)))"
     result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == "[]", result.stderr
 

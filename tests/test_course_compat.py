@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from cs336_lectures import load_trace
-from cs336_lectures.runtime import course_compat
-from cs336_lectures.runtime.cli import main
-from cs336_lectures.runtime.directives import DirectiveWarning, parse_directives
+from cs336_lectures.runtime.course import compat as course_compat
+from cs336_lectures.runtime.cli.main import main
+from cs336_lectures.runtime.lecture.directives import DirectiveWarning, parse_directives
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "course"
@@ -226,7 +226,7 @@ def test_serve_traces_a_course_lecture_in_the_clone(course_repo, validate_trace)
     """`serve lecture_demo.py --traces var/ours` in the clone: traced at start, listed, served."""
     from test_server import Events, request, wait_for
 
-    from cs336_lectures.runtime.server import LectureServer
+    from cs336_lectures.runtime.server.http_server import LectureServer
 
     server = LectureServer([Path("lecture_demo.py")], course_repo / "var" / "ours", port=0,
                            log=lambda message: None).start()

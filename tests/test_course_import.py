@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from cs336_lectures import load_trace
-from cs336_lectures.runtime.cli import main
-from cs336_lectures.runtime.course_import import course_trace_at, default_root
-from cs336_lectures.runtime.site import build_index
+from cs336_lectures.runtime.cli.main import main
+from cs336_lectures.runtime.course.importer import course_trace_at, default_root
+from cs336_lectures.runtime.publish.site import build_index
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "course"
 

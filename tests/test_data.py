@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from cs336_lectures.runtime.atomic import write_atomically
+from cs336_lectures.atomic import write_atomically
 from cs336_lectures.data import get_batch, load_tokens, save_tokens
 
 

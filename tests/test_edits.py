@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from cs336_lectures.runtime.edits import compare, outline
+from cs336_lectures.runtime.kernel.edits import compare, outline
 
 BASE = '''import random
 

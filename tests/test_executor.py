@@ -1,5 +1,5 @@
 """`trace --executor local|slurm` through submitit, its configuration, and `cs336-lectures jobs`
-(cs336_lectures/runtime/executor.py, jobs.py). There is no Slurm here: the local executor runs
+(cs336_lectures/runtime/cli/batch.py, jobs.py). There is no Slurm here: the local executor runs
 the same pickled call in a separate process, and the Slurm path is checked up to sbatch."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from cs336_lectures.runtime.executor import ExecutorError, follow, merged_settings
+from cs336_lectures.runtime.cli.batch import ExecutorError, follow, merged_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 LECTURE = ROOT / "lectures" / "example_basics.py"
@@ -155,8 +155,7 @@ def test_ctrl_c_cancels_only_when_the_answer_is_yes(capsys, tmp_path, answer, ca
 
 
 def test_without_a_terminal_nothing_is_asked(monkeypatch):
-    from cs336_lectures.runtime import executor
-
+    from cs336_lectures.runtime.cli import batch as executor
     monkeypatch.setattr("builtins.input", lambda question: pytest.fail("asked without a terminal"))
     assert executor.ask_on_terminal("Cancel job 7? [y/N] ") is None  # pytest's stdin is no terminal
 

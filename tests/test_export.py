@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from cs336_lectures.runtime.cells import lay_out
-from cs336_lectures.runtime.export import build_notebook
-from cs336_lectures.runtime.notebook import jupyter_markdown
+from cs336_lectures.runtime.notebooks.cells import lay_out
+from cs336_lectures.runtime.notebooks.export import build_notebook
+from cs336_lectures.runtime.notebooks.outputs import jupyter_markdown
 from viewer_support import demo_trace
 
 nbformat = pytest.importorskip("nbformat")
@@ -156,7 +156,7 @@ def test_primitives_display_inline_in_a_kernel(tmp_path, monkeypatch):
         "link(merge)",
         "from matplotlib.figure import Figure\nfigure = Figure()\nfigure.add_subplot().plot([1, 2])\nplot(figure)",
         "image('dot.png', width=40)",
-        "from cs336_lectures.runtime.notebook import show_values\nratio = 2.5\nshow_values(ratio=ratio)",
+        "from cs336_lectures.runtime.notebooks.outputs import show_values\nratio = 2.5\nshow_values(ratio=ratio)",
         "def square(n):\n    return n * n\n\nlink(square)",  # defined in a cell: a kernel keeps no file for it
     ]
     notebook = nbf.new_notebook(cells=[nbf.new_code_cell(source) for source in cells])
@@ -354,7 +354,7 @@ def test_values_inspected_in_a_section_that_stays_a_function_are_outputs_of_its_
     assert shown == ["Counting", "square = 0", "square = 1", "later = 1", "square = 4", "words = ['a', 'b']"]
     namespace: dict = {}
     printed = []
-    import cs336_lectures.runtime.notebook as notebook_module
+    import cs336_lectures.runtime.notebooks.outputs as notebook_module
     original = notebook_module.show_values
     try:  # run as a fresh kernel would: the added lines show the same values in the same order
         notebook_module.show_values = lambda **values: printed.append(values)

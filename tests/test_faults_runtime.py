@@ -31,9 +31,9 @@ from test_server import request, serve, wait_idle, workspace  # noqa: F401 (serv
 
 from cs336_lectures.models import Cruncher
 from cs336_lectures.optimizers import Adam
-from cs336_lectures.runtime.atomic import remove_stale_temporaries, write_atomically, write_bytes_atomically
-from cs336_lectures.runtime.trace_format import Trace, TraceFormatError, load_trace
-from cs336_lectures.runtime.tracer import trace_lecture
+from cs336_lectures.atomic import remove_stale_temporaries, write_atomically, write_bytes_atomically
+from cs336_lectures.runtime.trace.format import Trace, TraceFormatError, load_trace
+from cs336_lectures.runtime.tracing.engine import trace_lecture
 from cs336_lectures.training import load_checkpoint, save_checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -330,7 +330,7 @@ import torch
 
 from cs336_lectures.models import Cruncher
 from cs336_lectures.optimizers import Adam
-from cs336_lectures.runtime.atomic import write_atomically
+from cs336_lectures.atomic import write_atomically
 from cs336_lectures.training import save_checkpoint
 
 

@@ -21,12 +21,12 @@ from pathlib import Path
 
 import pytest
 
-from cs336_lectures.runtime import server as server_module
-from cs336_lectures.runtime.assets import AssetStore
-from cs336_lectures.runtime.editing import BACKUPS_KEPT, save_source
-from cs336_lectures.runtime.passive_svg import active_content, make_passive
-from cs336_lectures.runtime.rendering import highlight_lines, render_markdown, render_verbatim
-from cs336_lectures.runtime.site import CONTENT_SECURITY_POLICY, build_index, write_site as build_site
+from cs336_lectures.runtime.server import http_server as server_module
+from cs336_lectures.runtime.render.assets import AssetStore
+from cs336_lectures.runtime.server.source_files import BACKUPS_KEPT, save_source
+from cs336_lectures.runtime.render.passive_svg import active_content, make_passive
+from cs336_lectures.runtime.render.rendering import highlight_lines, render_markdown, render_verbatim
+from cs336_lectures.runtime.publish.site import CONTENT_SECURITY_POLICY, build_index, write_site as build_site
 from test_server import GOOD_LECTURE, put_trace, request, serve, workspace  # noqa: F401 (fixtures)
 from test_site import sample_trace
 from viewer_support import ROOT, VIEWER, StaticSite, TraceBuilder, markdown, write_site
@@ -379,7 +379,7 @@ def test_matplotlib_plots_are_kept_byte_for_byte():
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from cs336_lectures.runtime.primitives import figure_svg
+    from cs336_lectures.runtime.lecture.primitives import figure_svg
 
     figure, (left, right) = plt.subplots(1, 2)
     left.plot([1, 2, 3], [3, 1, 2], label="loss")

@@ -11,10 +11,10 @@ import jsonschema
 import pytest
 
 from cs336_lectures import load_trace
-from cs336_lectures.runtime.trace_format import write_trace
-from cs336_lectures.runtime.catalog import Catalog, CatalogError, Entry, catalog_path, load_catalog, save_catalog
-from cs336_lectures.runtime.templates import Template, TemplateError
-from cs336_lectures.runtime.translatable import scan_source
+from cs336_lectures.runtime.trace.format import write_trace
+from cs336_lectures.runtime.i18n.catalog import Catalog, CatalogError, Entry, catalog_path, load_catalog, save_catalog
+from cs336_lectures.runtime.i18n.templates import Template, TemplateError
+from cs336_lectures.runtime.i18n.translatable import scan_source
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "lectures" / "example_i18n.py"
@@ -308,7 +308,7 @@ def test_annotations_legends_ticks_and_marked_words_of_a_figure_are_translated_i
     lecture = tmp_path / "figures.py"
     lecture.write_text('''from matplotlib.figure import Figure
 from cs336_lectures import plot
-from cs336_lectures.runtime.translatable import translatable
+from cs336_lectures.runtime.i18n.translatable import translatable
 
 PARTS = [translatable("weights"), translatable("gradients")]
 

@@ -13,7 +13,7 @@ import sys
 import pytest
 from playwright.sync_api import expect
 
-from cs336_lectures.runtime.catalog import catalog_path, load_catalog
+from cs336_lectures.runtime.i18n.catalog import catalog_path, load_catalog
 from test_i18n import ROOT
 from viewer_support import StaticSite, write_site
 

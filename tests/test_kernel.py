@@ -17,11 +17,11 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from cs336_lectures.runtime import kernel_client
-from cs336_lectures.runtime.kernel_client import (KernelProcess, KernelUnavailable, OutputTail, fork_safe_openmp,
+from cs336_lectures.runtime.kernel import client as kernel_client
+from cs336_lectures.runtime.kernel.client import (KernelProcess, KernelUnavailable, OutputTail, fork_safe_openmp,
                                                    forking_supported, process_stats)
-from cs336_lectures.runtime.notes import note
-from cs336_lectures.runtime.trace_compare import comparable, first_difference
+from cs336_lectures.runtime.i18n.run_messages import note
+from cs336_lectures.runtime.trace.compare import comparable, first_difference
 
 pytestmark = pytest.mark.skipif(not forking_supported(), reason="the kernel needs fork() and /proc (Linux)")
 
@@ -394,7 +394,7 @@ def test_a_kernel_shows_where_it_is_when_asked(kernel, lecture_dir):
     """What a kernel that stopped answering was doing goes into the error (a live one shows its loop)."""
     run(kernel, SIMPLE)
     stacks = kernel._stacks()
-    assert "in serve" in stacks and "kernel.py" in stacks, stacks
+    assert "in serve" in stacks and "kernel/process.py" in stacks, stacks
     assert run(kernel)["state"] == "ok"  # and it goes on serving
 
 

@@ -7,10 +7,10 @@ import json
 import textwrap
 from pathlib import Path
 
-from cs336_lectures.runtime import site
-from cs336_lectures.runtime.server import _mark_failing
-from cs336_lectures.runtime.trace_format import VERSION, load_trace
-from cs336_lectures.runtime.tracer import MAX_DOCSTRING, trace_lecture
+from cs336_lectures.runtime.publish import site
+from cs336_lectures.runtime.server.http_server import _mark_failing
+from cs336_lectures.runtime.trace.format import VERSION, load_trace
+from cs336_lectures.runtime.tracing.engine import MAX_DOCSTRING, trace_lecture
 
 LECTURE = '''\
 """Lecture 9: scaling laws, measured.

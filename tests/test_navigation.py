@@ -1,4 +1,4 @@
-"""The terminal viewer's moves (cs336_lectures.runtime.navigation) against the web viewer's
+"""The terminal viewer's moves (cs336_lectures.runtime.readers.navigation) against the web viewer's
 (viewer/js/trace.js): both are checked against the same cases, the literal reading of
 trace/README.md in test_viewer_model.Reference, on the same traces; and, in Chromium, the two
 implementations are compared move by move."""
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from cs336_lectures.runtime.navigation import TraceModel, statement_heads
+from cs336_lectures.runtime.readers.navigation import TraceModel, statement_heads
 from test_viewer_model import Reference, line_click, shown_rendering
 from viewer_support import ROOT, TRACE_MOVES, StaticSite, demo_trace, multiline_trace, write_site
 

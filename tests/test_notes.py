@@ -1,11 +1,11 @@
-"""Run lines as notes (runtime/notes.py): the English they say, and the JSON the viewer words anew."""
+"""Run lines as notes (runtime/i18n/run_messages.py): the English they say, and the JSON the viewer words anew."""
 
 from __future__ import annotations
 
 import json
 
-from cs336_lectures.runtime.notes import Note, count_of, maybe_note, note
-from cs336_lectures.runtime.server import early_summary, run_summary
+from cs336_lectures.runtime.i18n.run_messages import Note, count_of, maybe_note, note
+from cs336_lectures.runtime.server.http_server import early_summary, run_summary
 
 
 def test_a_note_says_its_english_and_survives_json():

@@ -1,10 +1,10 @@
-"""Math as the terminal shows it: LaTeX written as readable Unicode (cs336_lectures/runtime/plain_math.py)."""
+"""Math as the terminal shows it: LaTeX written as readable Unicode (cs336_lectures/runtime/render/plain_math.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from cs336_lectures.runtime.plain_math import latex_text, plain_math
+from cs336_lectures.runtime.render.plain_math import latex_text, plain_math
 
 
 @pytest.mark.parametrize("latex, shown", [

@@ -18,9 +18,9 @@ import jsonschema
 import pytest
 
 from cs336_lectures import Reference, image, link, plot, text
-from cs336_lectures.runtime import assets as assets_module
-from cs336_lectures.runtime.assets import AssetFetchError, AssetStore, cache_name, sniff_image_suffix
-from cs336_lectures.runtime.primitives import active_recorder, figure_svg, set_recorder
+from cs336_lectures.runtime.render import assets as assets_module
+from cs336_lectures.runtime.render.assets import AssetFetchError, AssetStore, cache_name, sniff_image_suffix
+from cs336_lectures.runtime.lecture.primitives import active_recorder, figure_svg, set_recorder
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "trace" / "schema.json").read_text())
 RENDERING_VALIDATOR = jsonschema.Draft202012Validator(
@@ -282,7 +282,7 @@ def test_link_to_code_is_an_internal_link(recorder):
     assert recorder.last["line"] == plain_function.__code__.co_firstlineno
     assert recorder.files == [recorder.files[0]]  # one file, added once
     link(assets_module)
-    assert recorder.last == {"type": "link", "title": "cs336_lectures.runtime.assets", "file": 1, "line": 1}
+    assert recorder.last == {"type": "link", "title": "cs336_lectures.runtime.render.assets", "file": 1, "line": 1}
     assert Path(recorder.files[1]) == Path(assets_module.__file__)
 
 

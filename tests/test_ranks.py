@@ -1,5 +1,5 @@
 """Every rank of a distributed program: the tracer follows torch.multiprocessing.spawn and
-multiprocessing.Process into the lecture's worker processes (cs336_lectures/runtime/ranks.py)."""
+multiprocessing.Process into the lecture's worker processes (cs336_lectures/runtime/tracing/ranks.py)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from cs336_lectures import load_trace
-from cs336_lectures.runtime.trace_format import Trace
-from cs336_lectures.runtime.ranks import _has_ended, _peek_exit_code, merge_parts
+from cs336_lectures.runtime.trace.format import Trace
+from cs336_lectures.runtime.tracing.ranks import _has_ended, _peek_exit_code, merge_parts
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.slow

@@ -8,7 +8,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cs336_lectures.runtime.rendering import highlight_lines, render_markdown, render_verbatim
+from cs336_lectures.runtime.render.rendering import highlight_lines, render_markdown, render_verbatim
 
 TAG = re.compile(r"<[^>]*>")
 

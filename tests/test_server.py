@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from cs336_lectures.runtime.editing import version_of
-from cs336_lectures.runtime.server import LectureServer, add_arguments
+from cs336_lectures.runtime.server.source_files import version_of
+from cs336_lectures.runtime.server.http_server import LectureServer, add_arguments
 from test_site import fake_viewer, sample_trace
 
 GOOD_LECTURE = 'greeting = "hello"\nlength = len(greeting)\n'

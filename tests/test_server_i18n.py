@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from cs336_lectures import load_trace
-from cs336_lectures.runtime.catalog import Catalog, Entry, catalog_path, save_catalog
+from cs336_lectures.runtime.i18n.catalog import Catalog, Entry, catalog_path, save_catalog
 from test_server import Events, put_trace, serve, wait_for, workspace  # noqa: F401 (serve, workspace: fixtures)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from cs336_lectures.runtime.kernel_client import forking_supported
+from cs336_lectures.runtime.kernel.client import forking_supported
 from test_server import Events, request, wait_for, wait_idle
 
 needs_kernel = pytest.mark.skipif(not forking_supported(), reason="the kernel needs fork() and /proc (Linux)")
@@ -54,7 +54,7 @@ def project(tmp_path, monkeypatch):
 
 @pytest.fixture
 def server(project):
-    from cs336_lectures.runtime.server import LectureServer
+    from cs336_lectures.runtime.server.http_server import LectureServer
 
     started = LectureServer([project / "lectures" / "lec.py"], project / "traces", port=0,
                             viewer_dir=project / "viewer", max_steps=100_000, timeout=60, log=lambda message: None)

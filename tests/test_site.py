@@ -15,8 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from cs336_lectures.runtime import site
-
+from cs336_lectures.runtime.publish import site
 ASSET = "assets/0123456789abcdef.svg"
 SVG = b'<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"></svg>'
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from cs336_lectures.runtime.navigation import TraceModel, read_trace
+from cs336_lectures.runtime.readers.navigation import TraceModel, read_trace
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAPSHOTS = Path(__file__).parent / "snapshots"

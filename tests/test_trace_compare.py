@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from cs336_lectures.runtime.directives import parse_directives
-from cs336_lectures.runtime.trace_compare import comparable, first_difference
-from cs336_lectures.runtime.tracer import trace_lecture
+from cs336_lectures.runtime.lecture.directives import parse_directives
+from cs336_lectures.runtime.trace.compare import comparable, first_difference
+from cs336_lectures.runtime.tracing.engine import trace_lecture
 
 LECTURE = '''import time
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cs336_lectures.runtime.trace_format import FORMAT, VERSION, TraceFormatError, load_trace, write_trace
-from cs336_lectures.runtime.values import ValueEncoder
+from cs336_lectures.runtime.trace.format import FORMAT, VERSION, TraceFormatError, load_trace, write_trace
+from cs336_lectures.runtime.trace.values import ValueEncoder
 
 
 def make_trace(steps: list, calls: list | None = None, functions: list | None = None) -> dict:

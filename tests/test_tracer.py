@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from cs336_lectures.runtime.trace_format import load_trace
-from cs336_lectures.runtime.tracer import trace_lecture
+from cs336_lectures.runtime.trace.format import load_trace
+from cs336_lectures.runtime.tracing.engine import trace_lecture
 
 
 def trace_program(tmp_path: Path, source: str, validate_trace, name: str = "lecture", **options):

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from test_tracer import trace_program
 
-from cs336_lectures.runtime.directives import DirectiveWarning, parse_directives
-from cs336_lectures.runtime.tracer import LectureError, environment, trace_lecture
+from cs336_lectures.runtime.lecture.directives import DirectiveWarning, parse_directives
+from cs336_lectures.runtime.tracing.engine import LectureError, environment, trace_lecture
 
 HELPER = """
 def helper(n):
@@ -453,7 +453,7 @@ def test_the_runtime_is_never_traced(tmp_path, validate_trace):
 @pytest.mark.parametrize("body, max_steps", [("pass", None), ("raise ValueError('x')", None),
                                               ("while True:\n        pass", 5)])
 def test_the_process_state_is_restored_after_a_trace(tmp_path, validate_trace, body, max_steps):
-    from cs336_lectures.runtime.primitives import active_recorder
+    from cs336_lectures.runtime.lecture.primitives import active_recorder
 
     stdin, stdout, stderr, trace_function = sys.stdin, sys.stdout, sys.stderr, sys.gettrace()
     trace_program(tmp_path, f"def main():\n    {body}\n", validate_trace, max_steps=max_steps)

@@ -10,7 +10,7 @@ from pathlib import Path
 from test_tracer import trace_program
 
 from cs336_lectures import load_trace
-from cs336_lectures.runtime.tracer import trace_lecture
+from cs336_lectures.runtime.tracing.engine import trace_lecture
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -178,8 +178,7 @@ def test_output_of_a_line_that_prints_many_times_is_kept_whole(tmp_path, validat
 
 
 def test_output_beyond_the_limit_is_cut_with_a_note(tmp_path, validate_trace, monkeypatch):
-    from cs336_lectures.runtime import tracer
-
+    from cs336_lectures.runtime.tracing import engine as tracer
     monkeypatch.setattr(tracer, "MAX_OUTPUT", 100)
     source = """
         import sys

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as npst
 
-from cs336_lectures.runtime.values import BUDGET, MAX_ITEMS, MAX_OVERSHOOT, ValueEncoder, decode
+from cs336_lectures.runtime.trace.values import BUDGET, MAX_ITEMS, MAX_OVERSHOOT, ValueEncoder, decode
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "trace" / "schema.json").read_text())
 VALUE_VALIDATOR = jsonschema.Draft202012Validator(

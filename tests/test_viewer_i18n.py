@@ -195,7 +195,7 @@ def server_note_templates() -> set[str]:
     import ast
 
     templates: set[str] = set()
-    for module in (ROOT / "cs336_lectures" / "runtime").glob("*.py"):
+    for module in (ROOT / "cs336_lectures" / "runtime").rglob("*.py"):
         for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("note", "count_of"):
                 literals = [argument.value for argument in node.args if isinstance(argument, ast.Constant)]

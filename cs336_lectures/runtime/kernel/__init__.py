@@ -1,0 +1,2 @@
+"""The warm kernel behind `serve`: a process per lecture that forks runs and checkpoints
+(process), the server's handle on it (client), and what an edit changed (edits)."""
