@@ -9,6 +9,7 @@ import pytest
 
 from test_viewer_live import (EDITOR, LECTURE, TOTAL_LINE, LiveServer, current_line, editor_line, editor_text, open_at_total_line,
                               press_edit)
+from viewer_support import VIEWER
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -231,3 +232,17 @@ def test_after_a_retrace_what_changed_is_marked_and_c_steps_to_it(page, live):
     page.keyboard.press("c")
     page.locator("#message").filter(has_text="Nothing changed by the edit after this step").wait_for()
     live.lecture.write_text(LECTURE)
+
+
+def test_every_phrase_of_the_editors_panels_is_translated():
+    """CodeMirror's own words in the parts the editor shows (search and replace, go to line, its
+    announcements), read from the vendored modules, each have a Russian and a Chinese wording."""
+    vendor = VIEWER / "vendor" / "codemirror"
+    used = set()
+    for module in ("search.js", "commands.js", "view.js"):
+        used |= set(re.findall(r'phrase\((?:view, )?"([^"]+)"', (vendor / module).read_text(encoding="utf-8")))
+    assert {"Find", "Replace", "replace all", "Go to line", "Selection deleted"} <= used
+    source = (VIEWER / "js" / "editor.js").read_text(encoding="utf-8")
+    for language in ("ru", "zh"):
+        block = source.split(f"\n  {language}: {{\n", 1)[1].split("\n  },", 1)[0]
+        assert used - set(re.findall(r"'([^']+)': '", block)) == set(), language
