@@ -295,6 +295,7 @@ def test_a_save_over_a_newer_file_is_refused_with_both_versions(serve, workspace
     loaded = json.loads(request(server, "GET", "/api/source?trace=lecture_t")[1])
     assert loaded["source"] == GOOD_LECTURE and loaded["path"] == "lectures/lecture_t.py"
     listener = Events(server)
+    server.watcher.files.ready.wait(10)  # a save before the watch is in place would go unseen
     theirs = GOOD_LECTURE + "# saved by another editor\n"
     lecture.write_text(theirs)
     # Open editors hear at once that the file on disk is another version (not kept for replay).
@@ -330,6 +331,7 @@ def test_errors_name_the_lecture_by_its_path_from_the_working_folder(serve, work
     server = serve("lectures/lecture_t.py")
     lecture = workspace / "lectures" / "lecture_t.py"
     listener = Events(server)
+    server.watcher.files.ready.wait(10)  # a save before the watch is in place would go unseen
     for broken, where in (("greeting = (\n", "lectures/lecture_t.py:1: syntax error"),
                           ("def fail():\n    return 1 / 0\n\nfail()\n", 'File "lectures/lecture_t.py", line 2')):
         lecture.write_text(broken)
