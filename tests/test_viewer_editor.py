@@ -146,7 +146,7 @@ def test_a_change_on_disk_is_said_at_once_and_the_save_over_it_is_refused_until_
     mine_lines = [line.rstrip("\n") for line in diff.locator(".cs336-diff-mine").all_text_contents()]
     assert theirs_lines == ['−     total = len(greeting) + 1  # @inspect total', '−     text("Their ending")']
     assert mine_lines == ['+     total = len(greeting) + 1  # @inspect total  # mine', '+     text("The end")']
-    assert page.locator(".cs336-live-editor .cm-editor").bounding_box()["height"] > 100  # still in sight under it
+    assert page.locator(".cs336-live-editor .cm-editor").bounding_box()["height"] > 60  # still in sight under it
 
     page.locator(".cs336-conflict-mine").click()  # keep mine: saved over theirs, theirs backed up
     page.locator(".cs336-live-status").filter(has_text="re-tracing").wait_for()
