@@ -149,12 +149,15 @@ def test_a_change_on_disk_is_said_at_once_and_the_save_over_it_is_refused_until_
     assert page.locator(".cs336-live-editor .cm-editor").bounding_box()["height"] > 60  # still in sight under it
 
     page.locator(".cs336-conflict-mine").click()  # keep mine: saved over theirs, theirs backed up
-    page.locator(".cs336-live-status").filter(has_text="re-tracing").wait_for()
+    bar.wait_for(state="hidden")  # the save went through
     assert live.lecture.read_text() == mine
     assert (live.folder / "backups" / "live_lecture.py.bak").read_text() == theirs
-    assert not bar.is_visible()
 
     # Reload theirs: the file on disk replaces the editor's unsaved text.
+    page.locator(".cs336-live-editor").wait_for(state="hidden", timeout=120_000)  # the save re-traced
+    press_edit(page)
+    editor.wait_for(state="visible")
+    page.wait_for_function(f"() => document.querySelector('{EDITOR}').textContent.includes('# mine')")
     editor.press("End")
     page.keyboard.type("  # again")
     live.lecture.write_text(theirs)
