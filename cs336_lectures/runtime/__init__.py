@@ -43,13 +43,13 @@ MOVED = {
     "values": "cs336_lectures.runtime.trace.values",
     "value_text": "cs336_lectures.runtime.trace.value_text",
     "trace_compare": "cs336_lectures.runtime.trace.compare",
-    "tracer": "cs336_lectures.runtime.tracing.engine",
+    "tracer": "cs336_lectures.runtime.tracing.lecture_run",  # trace_lecture, seed_everything, Tracer, ...
     "supervisor": "cs336_lectures.runtime.tracing.supervisor",
     "ranks": "cs336_lectures.runtime.tracing.ranks",
     "kernel": "cs336_lectures.runtime.kernel.process",
     "kernel_client": "cs336_lectures.runtime.kernel.client",
     "edits": "cs336_lectures.runtime.kernel.edits",
-    "server": "cs336_lectures.runtime.server.http_server",
+    "server": "cs336_lectures.runtime.server.http_server",  # LectureServer
     "editing": "cs336_lectures.runtime.server.source_files",
     "watch": "cs336_lectures.runtime.server.watch",
     "site": "cs336_lectures.runtime.publish.site",

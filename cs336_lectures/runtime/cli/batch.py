@@ -124,8 +124,6 @@ def overrides_from(args: argparse.Namespace) -> dict[str, Any]:
 
 def run(args: argparse.Namespace, argv: list[str], prog: str) -> int:
     """`trace --executor ...`: submit, then wait (or return with --detach); the exit status."""
-    from cs336_lectures.runtime.cli.main import summary
-
     try:
         settings = merged_settings([Path(file) for file in args.files], overrides_from(args))
         job, record = submit(args, settings, command=(prog, *argv))
@@ -136,7 +134,7 @@ def run(args: argparse.Namespace, argv: list[str], prog: str) -> int:
     if args.detach:
         print(f"{prog}: `{prog} jobs {job.job_id}` fetches it once done", file=sys.stderr)
         return 0
-    return follow(job, record, prog, summary, ask_on_terminal, quiet=args.quiet)
+    return follow(job, record, prog, ask_on_terminal, quiet=args.quiet)
 
 
 def submit(args: argparse.Namespace, settings: dict[str, Any], command: tuple[str, ...]) -> tuple[Any, dict]:
@@ -190,7 +188,8 @@ def trace_request(args: argparse.Namespace, file: str, command: tuple[str, ...])
 
 def run_job(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The job: trace each lecture; one result per file ({"error": line} when it could not start)."""
-    from cs336_lectures.runtime.tracing.engine import LectureError, trace_lecture
+    from cs336_lectures.runtime.tracing.lecture_run import trace_lecture
+    from cs336_lectures.runtime.tracing.result import LectureError
 
     progress = _progress_writer()
     results = []
@@ -206,8 +205,7 @@ def run_job(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
         except LectureError as error:
             results.append({"error": str(error)})
             continue
-        results.append({"path": str(result.path), "status": result.status, "num_steps": result.num_steps,
-                        "elapsed_s": result.elapsed_s, "message": result.message})
+        results.append(result.to_dict())
     return results
 
 
@@ -239,7 +237,7 @@ def ask_on_terminal(question: str) -> bool | None:
     return answer.strip().lower() in ("y", "yes")
 
 
-def follow(job: Any, record: dict, prog: str, summary: Callable, ask: Callable[[str], bool | None],
+def follow(job: Any, record: dict, prog: str, ask: Callable[[str], bool | None],
            quiet: bool = False) -> int:
     """Wait for the job, showing its state; print one summary line per lecture; the exit status."""
     shown = None
@@ -261,7 +259,7 @@ def follow(job: Any, record: dict, prog: str, summary: Callable, ask: Callable[[
         else:
             print(f"{prog}: job {job.job_id} goes on; `{prog} jobs {job.job_id}` fetches it", file=sys.stderr)
         return 130
-    return report(job, prog, summary)
+    return report(job, prog)
 
 
 def _progress(record: dict) -> str:
@@ -272,9 +270,9 @@ def _progress(record: dict) -> str:
     return f", {progress['phase']}, {progress['steps']} steps, {progress['elapsed_s']} s"
 
 
-def report(job: Any, prog: str, summary: Callable) -> int:
+def report(job: Any, prog: str) -> int:
     """The results of a finished job as a plain `trace` prints them; the exit status."""
-    from cs336_lectures.runtime.tracing.engine import TraceResult
+    from cs336_lectures.runtime.tracing.result import TraceResult
 
     try:
         results = job.result()
@@ -289,9 +287,7 @@ def report(job: Any, prog: str, summary: Callable) -> int:
             print(f"{prog}: error: {result['error']}", file=sys.stderr)
             status = 2
             continue
-        line = summary(TraceResult(Path(result["path"]), result["status"], result["num_steps"], result["elapsed_s"],
-                                   result["message"]))
-        print(line, file=sys.stderr)
+        print(TraceResult.from_dict(result).summary(), file=sys.stderr)
         if result["status"] != "ok":
             status = max(status, 1)
     return status

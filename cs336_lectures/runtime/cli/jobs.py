@@ -31,8 +31,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from cs336_lectures.runtime.cli.main import summary
-
     try:
         folder = Path(args.folder or merged_settings([], {}).get("jobs_folder", JOBS_FOLDER))
     except ExecutorError as error:
@@ -58,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     if record["executor"] == "local" and job.state == "LOST":
         print(f"{PROG}: error: job {args.job} ended without a result (logs in {record['folder']})", file=sys.stderr)
         return 1
-    return follow(job, record, PROG, summary, ask_on_terminal)
+    return follow(job, record, PROG, ask_on_terminal)
 
 
 def _records(folder: Path) -> dict[str, dict[str, Any]]:

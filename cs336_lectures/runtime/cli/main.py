@@ -20,13 +20,14 @@ import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Sequence
 
+from cs336_lectures.runtime.tracing import DEFAULT_MAX_STEPS
+
 if TYPE_CHECKING:
-    from cs336_lectures.runtime.tracing.engine import TraceResult
+    from cs336_lectures.runtime.tracing.result import TraceResult
 
 PROG = "cs336-lectures"
-DEFAULT_MAX_STEPS = 10_000_000  # about 1.5 GB while tracing; a real lecture takes thousands
 DELEGATED = {  # subcommand -> (module defining add_arguments(parser) and run(args), summary)
-    "serve": ("cs336_lectures.runtime.server.http_server", "serve the viewer and traces; re-trace lectures when they change"),
+    "serve": ("cs336_lectures.runtime.cli.serve", "serve the viewer and traces; re-trace lectures when they change"),
     "build": ("cs336_lectures.runtime.publish.site", "export the viewer and traces as a static site"),
     "import": ("cs336_lectures.runtime.course.importer", "convert traces published by the Stanford course into ours"),
     "export": ("cs336_lectures.runtime.notebooks.export", "write a lecture or a trace as a Jupyter notebook or markdown"),
@@ -133,7 +134,8 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
 def trace(args: argparse.Namespace, argv: list[str]) -> int:
     """`cs336-lectures trace`: trace each lecture in turn; returns the exit status."""
     from cs336_lectures.runtime.course.importer import refuse_to_replace_course_trace
-    from cs336_lectures.runtime.tracing.engine import LectureError, trace_lecture, trace_title
+    from cs336_lectures.runtime.tracing.lecture_run import trace_lecture, trace_title
+    from cs336_lectures.runtime.tracing.result import LectureError
 
     output_dir = Path(args.output)
     writers: dict[str, str] = {}  # trace title -> the lecture that writes it
@@ -168,7 +170,7 @@ def trace(args: argparse.Namespace, argv: list[str]) -> int:
             print(f"{PROG}: interrupted while tracing {file}; no trace written", file=sys.stderr)
             return 130
         if result.status != "ok" or not args.quiet:  # failures are reported even with --quiet
-            print(summary(result), file=sys.stderr)
+            print(result.summary(), file=sys.stderr)
         if result.interrupted:
             return 130
         if result.status != "ok":
@@ -179,23 +181,12 @@ def trace(args: argparse.Namespace, argv: list[str]) -> int:
 def _supervised(traced: Callable[..., TraceResult], trace_path: Path, timeout: float | None) -> TraceResult:
     """traced() in a supervised child process where the system can fork (supervisor.py), so that a
     limit always ends the lecture; in this process elsewhere."""
+    from cs336_lectures.runtime.processes import can_fork
     from cs336_lectures.runtime.tracing import supervisor
-    if not supervisor.supported():
+    if not can_fork():
         return traced()
     return supervisor.run_supervised(lambda supervision: traced(supervision=supervision),
                                      trace_path=trace_path, timeout=timeout)
-
-
-def summary(result: TraceResult) -> str:
-    """One line per traced lecture: 'var/traces/lecture_01.json: ok, 493 steps in 1.1 s'."""
-    steps = f"{result.num_steps} step{'' if result.num_steps == 1 else 's'}"
-    line = f"{result.path}: {result.status}, {steps} in {result.elapsed_s:.1f} s"
-    if result.message:
-        line = f"{line}: {result.message}"
-    if result.threads_left:
-        threads = "a thread" if result.threads_left == 1 else f"{result.threads_left} threads"
-        line = f"{line} (the lecture left {threads} running, stopped once the trace was written)"
-    return line
 
 
 def _fix_hash_seed() -> None:

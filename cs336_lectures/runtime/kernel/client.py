@@ -7,11 +7,9 @@ stdout and stderr is read continuously and only the last OUTPUT_TAIL_BYTES are k
 
 from __future__ import annotations
 
-import ctypes.util
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -19,9 +17,10 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import IO, Callable, Iterator
+from typing import IO, Callable
 
-from cs336_lectures.runtime.kernel.process import RUN_GRACE_SECONDS, STACKS_SIGNAL, Lines, send
+from cs336_lectures.runtime.processes import fork_safe_openmp, kill_session
+from cs336_lectures.runtime.kernel.protocol import RUN_GRACE_SECONDS, STACKS_SIGNAL, MessageLines, send
 from cs336_lectures.runtime.i18n.run_messages import Note
 
 OUTPUT_TAIL_BYTES = 64 * 1024
@@ -30,25 +29,6 @@ START_SECONDS = 120.0  # importing torch on a busy 2-core machine
 # longer is stuck, and is closed rather than waited for.
 ANSWER_GRACE_SECONDS = RUN_GRACE_SECONDS + 30.0
 KERNEL_MODULE = "cs336_lectures.runtime.kernel.process"
-
-
-def forking_supported() -> bool:
-    """Checkpoints need fork(), and the kernel Linux's /proc to list child processes."""
-    return hasattr(os, "fork") and sys.platform.startswith("linux")
-
-
-def fork_safe_openmp() -> str | None:
-    """LLVM's OpenMP runtime, if installed (Debian: libomp5), to load in place of torch's GNU one.
-
-    torch's CPU operations run on an OpenMP thread pool. GNU's (libgomp) cannot be forked: a
-    child that starts a parallel operation after its parent ran one waits forever for threads it
-    does not have. LLVM's re-creates its pool in the child, so checkpoints can be taken after
-    torch has computed in parallel; it provides the same GOMP_* entry points and splits work by
-    the same thread count, so results are the same. Without it the kernel stops taking
-    checkpoints once torch's pool is running (kernel.py says why in its reply)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    return ctypes.util.find_library("omp")
 
 
 class KernelUnavailable(Exception):
@@ -93,7 +73,7 @@ class KernelProcess:
         self.log = log
         self.process: subprocess.Popen | None = None
         self.connection: socket.socket | None = None
-        self.lines: Lines | None = None
+        self.lines: MessageLines | None = None
         self.stdout: OutputTail | None = None
         self.stderr: OutputTail | None = None
         self.send_lock = threading.Lock()
@@ -118,7 +98,7 @@ class KernelProcess:
             raise KernelUnavailable(f"cannot start the kernel: {error}") from None
         finally:
             theirs.close()
-        self.connection, self.lines = ours, Lines(ours)
+        self.connection, self.lines = ours, MessageLines(ours)
         self.stdout, self.stderr = OutputTail(self.process.stdout), OutputTail(self.process.stderr)
         try:
             hello = self.lines.read(timeout=START_SECONDS)
@@ -230,27 +210,3 @@ class KernelProcess:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def process_stats() -> Iterator[tuple[int, list[str]]]:
-    """(pid, fields of /proc/PID/stat after the command name) for each live process: fields[0] is
-    its state, [1] its parent, [2] its process group, [3] its session. Nothing without /proc."""
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return
-    for entry in entries:
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as file:
-                    yield int(entry), file.read().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-
-
-def kill_session(leader: int) -> None:
-    """SIGKILL to every process of the session `leader` started (all its process groups)."""
-    groups = {leader} | {int(fields[2]) for _, fields in process_stats() if int(fields[3]) == leader}
-    for group in groups:
-        try:
-            os.killpg(group, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass

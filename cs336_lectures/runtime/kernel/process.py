@@ -43,67 +43,27 @@ import threading
 import time
 import types
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from cs336_lectures.runtime.kernel import edits
+from cs336_lectures.runtime.kernel.protocol import EARLY_SUFFIX, RUN_GRACE_SECONDS, STACKS_SIGNAL, MessageLines, send
 from cs336_lectures.runtime.lecture.directives import parse_directives
 from cs336_lectures.runtime.i18n.run_messages import Note, maybe_note, note
 from cs336_lectures.runtime.render.rendering import highlight_lines
 from cs336_lectures.runtime.trace.format import write_trace
-from cs336_lectures.runtime.tracing.engine import LectureError, Tracer, creation_time, trace_lecture
+from cs336_lectures.runtime.tracing.engine import Tracer
+from cs336_lectures.runtime.tracing.lecture_run import creation_time, trace_lecture
+from cs336_lectures.runtime.tracing.result import LectureError
 
 # Imported once by the kernel, so that no run pays for them. Only libraries and the runtime:
 # the lecture and its own modules are imported by each run (they may change).
 PREWARM = ("numpy", "torch", "torch.nn.functional", "einops", "jaxtyping", "regex", "tiktoken", "matplotlib.figure",
            "matplotlib.backends.backend_svg", "pygments.lexers.python", "cs336_lectures.runtime.render.rendering",
            "cs336_lectures.runtime.trace.values", "cs336_lectures.runtime.lecture.primitives", "cs336_lectures.runtime.render.assets")
-RUN_GRACE_SECONDS = 10.0  # past the tracer's own --timeout, the kernel kills a run that has not ended
 CONNECT_WAIT_SECONDS = 10.0
-STACKS_SIGNAL = signal.SIGUSR1  # the kernel writes every thread's stack to stderr
 _PR_SET_CHILD_SUBREAPER = 36
-
-
-def send(connection: socket.socket, message: dict) -> None:
-    connection.sendall(json.dumps(message).encode() + b"\n")
-
-
-class Lines:
-    """Newline-delimited JSON messages from a socket."""
-
-    def __init__(self, connection: socket.socket):
-        self.connection = connection
-        self.buffer = b""
-
-    def read_available(self) -> list[dict] | None:
-        """The complete messages that arrived (None once the peer closed). Never waits: a nested
-        poll (Kernel.collect_hellos) may already have read what select() reported."""
-        try:
-            data = self.connection.recv(1 << 16, socket.MSG_DONTWAIT)
-        except (BlockingIOError, InterruptedError):
-            return []
-        if not data:
-            return None
-        self.buffer += data
-        *complete, self.buffer = self.buffer.split(b"\n")
-        return [json.loads(line) for line in complete if line.strip()]
-
-    def read(self, timeout: float | None = None) -> dict | None:
-        """The next message, waiting for it (None: nothing within `timeout`); EOFError once closed."""
-        self.connection.settimeout(timeout)
-        try:
-            while b"\n" not in self.buffer:
-                data = self.connection.recv(1 << 16)
-                if not data:
-                    raise EOFError
-                self.buffer += data
-        except socket.timeout:
-            return None
-        finally:
-            self.connection.settimeout(None)
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        return json.loads(line)
 
 
 # --- inside a run: checkpoints and resuming ----------------------------------------------------
@@ -308,7 +268,7 @@ class Runner:
             channel = _connect(self.socket_path)
             send(channel, {"role": "checkpoint", "run": self.run_id, "pid": os.getpid(), "index": index,
                            "section": name, "steps": steps})
-            lines = Lines(channel)
+            lines = MessageLines(channel)
             while True:
                 try:
                     order = lines.read(timeout=1.0)
@@ -438,7 +398,6 @@ class Runner:
 _FUTURE_FLAGS = functools.reduce(operator.or_, (feature.compiler_flag for feature in (
     __future__.annotations, __future__.generator_stop, __future__.division)))
 _FORK_SAFE_OPENMP = False  # set by main() once torch is loaded
-EARLY_SUFFIX = ".early.json"  # in the kernel's out/: a resumed run's trace up to the section after the edit
 _DIRECTIVES: dict[tuple[int, str], dict] = {}  # (first line, text of a top-level statement) -> its directives
 _HIGHLIGHTED: dict[str, list[str]] = {}  # text of a top-level statement -> its highlighted lines
 
@@ -534,7 +493,7 @@ class Kernel:
         self.lecture = lecture
         self.out = folder / "out"
         self.control = control
-        self.control_lines = Lines(control)
+        self.control_lines = MessageLines(control)
         self.command = command
         self.socket_path = str(folder / "socket")
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -567,7 +526,7 @@ class Kernel:
                 continue
             if key.data == "accept":
                 connection, _ = self.listener.accept()
-                self.selector.register(connection, selectors.EVENT_READ, Lines(connection))
+                self.selector.register(connection, selectors.EVENT_READ, MessageLines(connection))
             elif key.data == "control":
                 messages = self.control_lines.read_available()
                 if messages is None:
@@ -586,7 +545,7 @@ class Kernel:
             self.cancel()
             self.start(order)
 
-    def on_worker(self, connection: socket.socket, lines: Lines) -> None:
+    def on_worker(self, connection: socket.socket, lines: MessageLines) -> None:
         try:
             messages = lines.read_available()
         except (OSError, ValueError):

@@ -38,7 +38,7 @@ from cs336_lectures.runtime.render.assets import AssetStore, sniff_image_suffix
 from cs336_lectures.runtime.render.rendering import render_markdown, render_verbatim
 from cs336_lectures.runtime.i18n.translation import translate_figure, translate_text
 
-__all__ = ["Recorder", "Reference", "active_recorder", "image", "link", "plot", "set_recorder", "solution", "text"]
+__all__ = ["Recorder", "Reference", "image", "link", "plot", "set_recorder", "solution", "text"]
 
 LINK_SCHEMES = ("http", "https", "mailto", "ftp")
 CSS_PROPERTY = re.compile(r"--[A-Za-z0-9_-]+|-?[A-Za-z][A-Za-z0-9-]*")
@@ -85,11 +85,6 @@ def _recording() -> bool:
 
         set_recorder(kernel_recorder())
     return _recorder is not None
-
-
-def active_recorder() -> Recorder | None:
-    """The recorder set by the tracer, or None outside a trace."""
-    return _recorder
 
 
 @dataclass

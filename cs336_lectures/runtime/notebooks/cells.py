@@ -35,8 +35,6 @@ from cs336_lectures.runtime.lecture.directives import parse_directives
 
 MODULE = "<module>"
 WHOLE_RUN = ""  # the function of a statement that stands for the whole traced call
-SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef,
-          ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 FUNCTION_EXITS = (ast.Return, ast.Yield, ast.YieldFrom, ast.Await, ast.Global, ast.Nonlocal)
 
 

@@ -76,7 +76,8 @@ def run(args: argparse.Namespace) -> int:
 def export_lecture(lecture: Path, fmt: str, output: Path | None, section: str | None = None,
                    seed: int = 0) -> tuple[Path, str]:
     """Trace `lecture` into a temporary folder, then export that trace; (written path, trace status)."""
-    from cs336_lectures.runtime.tracing.engine import LectureError, trace_lecture, trace_title
+    from cs336_lectures.runtime.tracing.lecture_run import trace_lecture, trace_title
+    from cs336_lectures.runtime.tracing.result import LectureError
 
     output = output or lecture.with_name(trace_title(lecture, section) + FORMATS[fmt])
     with tempfile.TemporaryDirectory(prefix="cs336-export-") as folder:
@@ -133,7 +134,7 @@ def build_notebook(raw: dict, trace_folder: Path):
     cells = [nbf.new_markdown_cell(_preamble(header, model.files[lecture_file]["path"]))]
     shown_in_functions = {found.first_line: _show_values_call(names) for found, names in outputs.in_functions.items()}
     uses_values = any(statement.inspected for statement in layout.statements) or bool(shown_in_functions)
-    imports = "from cs336_lectures.runtime.tracing.engine import seed_everything\n"
+    imports = "from cs336_lectures.runtime.tracing.seeding import seed_everything\n"
     if uses_values:
         imports += "from cs336_lectures.runtime.notebooks.outputs import show_values\n"
     cells.append(nbf.new_code_cell(f"{imports}\nseed_everything({header.get('seed', 0)})"))

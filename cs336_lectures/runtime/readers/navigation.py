@@ -5,7 +5,7 @@ The terminal viewer and the notebook export read a raw trace (trace/README.md) t
 rules: which steps are stops (never a step on a `@hide` line, nor a step inside a rendering
 statement before its last one), step forward and back, step over and out (a generator's
 activations are one frame), a step at a line, the environment of a step, the headings.
-tests/test_navigation.py checks both implementations against the same traces, move by move.
+tests/runtime/readers/test_navigation.py checks both implementations against the same traces, move by move.
 
     >>> model = TraceModel(read_trace("var/traces/lecture_01.json"))
     >>> s = model.first_stop(); model.step_over(s, 1)
@@ -261,21 +261,6 @@ class TraceModel:
     def step_out(self, s: int) -> int:
         parent = self.call_parent[self.step_call[s]]
         return -1 if parent < 0 else self.step_over(s, 1, parent)
-
-    def step_at_line(self, s: int, file: int, line: int) -> int:
-        """Where clicking a line goes: the next stop on it at or below the current line, the
-        previous one above it; failing that, the nearest the other way; -1 when it never ran."""
-        items = self.by_line.get((file, line), [])
-        if not items:
-            return -1
-        above = file == self.step_file[s] and line < self.line_of(s)
-        after = bisect.bisect_right(items, s)
-        before = bisect.bisect_left(items, s) - 1
-        forward = items[after] if after < len(items) else -1
-        backward = items[before] if before >= 0 else -1
-        if above:
-            return backward if backward >= 0 else forward
-        return forward if forward >= 0 else backward
 
     def rendering_step(self, file: int, line: int, s: int) -> int:
         """The step whose renderings line (file, line) shows at step s: the latest at or before s

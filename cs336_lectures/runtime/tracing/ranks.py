@@ -394,7 +394,8 @@ def _run_rank(entry: _RankEntry, args: tuple, kwargs: dict) -> None:
     return value is dropped, as spawn and Process drop it."""
     from cs336_lectures.runtime.render.assets import AssetStore
     from cs336_lectures.runtime.render.rendering import highlight_lines
-    from cs336_lectures.runtime.tracing.engine import Tracer, _one_line, seed_everything
+    from cs336_lectures.runtime.tracing.engine import Tracer, error_line
+    from cs336_lectures.runtime.tracing.seeding import seed_everything
 
     settings = entry.settings
     sys.settrace(None)  # a forked child inherits the parent's trace function
@@ -409,7 +410,7 @@ def _run_rank(entry: _RankEntry, args: tuple, kwargs: dict) -> None:
         # A partial, not a lambda: it adds no frame of ours to the traceback of the lecture's error.
         failure = tracer.run(functools.partial(entry.function, *args, **kwargs))
     if failure is not None:
-        writer.write("error", _one_line(failure, tracer))
+        writer.write("error", error_line(failure, tracer))
         raise failure
     if tracer.stop_status is not None:
         writer.write(tracer.stop_status, tracer.stop_message)

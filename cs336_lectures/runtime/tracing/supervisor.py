@@ -48,10 +48,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Callable
 
+from cs336_lectures.runtime.processes import die_with_parent
 from cs336_lectures.runtime.trace.format import write_trace
 
 if TYPE_CHECKING:
-    from cs336_lectures.runtime.tracing.engine import TraceResult, Tracer
+    from cs336_lectures.runtime.tracing.engine import Tracer
+    from cs336_lectures.runtime.tracing.result import TraceResult
 
 SNAPSHOT_MIN_S = 0.25  # the shortest time between two snapshots of a running lecture
 SNAPSHOT_COST_SHARE = 10  # a snapshot waits at least this many times as long as the previous one took
@@ -62,8 +64,6 @@ _ENFORCED_EXIT = 3  # the child's exit status when its enforcer ended it after w
 _RUNTIME_DIR = str(Path(__file__).resolve().parents[1])
 
 
-def supported() -> bool:
-    return hasattr(os, "fork") and sys.platform != "darwin"  # macOS frameworks do not survive fork
 
 
 # --- the child: snapshots, the enforcer, messages to the parent ---------------------------------
@@ -183,17 +183,6 @@ def _flush_standard_streams() -> None:
             pass
 
 
-def _die_with_parent(parent: int) -> None:
-    """Linux: the child gets SIGKILL when the parent dies (the server kills a stuck `trace` command)."""
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        try:
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-    if os.getppid() != parent:  # the parent died before prctl took effect
-        os._exit(1)
 
 
 # --- the parent: waiting, killing, writing the trace from a snapshot ---------------------------
@@ -235,11 +224,11 @@ def run_supervised(trace: Callable[[Supervision], TraceResult], *, trace_path: P
 
 def _child_main(trace: Callable[[Supervision], TraceResult], folder: Path, control: BinaryIO, errors: int,
                 timeout: float | None, parent: int) -> None:
-    from cs336_lectures.runtime.tracing.engine import LectureError
+    from cs336_lectures.runtime.tracing.result import LectureError
 
     status = 0
     try:
-        _die_with_parent(parent)
+        die_with_parent(parent)
         signal.signal(signal.SIGINT, signal.default_int_handler)
         sys.stderr = _ForwardedText(errors, isatty=_isatty(sys.stderr))
         supervision = Supervision(folder, control, timeout)
@@ -252,10 +241,7 @@ def _child_main(trace: Callable[[Supervision], TraceResult], folder: Path, contr
         else:
             lecture_threads = [thread for thread in threading.enumerate()
                                if thread is not threading.current_thread() and not thread.daemon]
-            supervision.send(result={"path": str(result.path), "status": result.status,
-                                     "num_steps": result.num_steps, "elapsed_s": result.elapsed_s,
-                                     "message": result.message, "interrupted": result.interrupted,
-                                     "threads_left": len(lecture_threads)})
+            supervision.send(result={**result.to_dict(), "threads_left": len(lecture_threads)})
     except BaseException:  # our own failure: the parent says so, with this traceback on stderr
         import traceback
 
@@ -376,13 +362,11 @@ def _catch_interrupts(interrupted: list[float]) -> Any:
 
 
 def _conclude(outcome: _Outcome, folder: Path, trace_path: Path, timeout: float | None) -> TraceResult:
-    from cs336_lectures.runtime.tracing.engine import LectureError, TraceResult
+    from cs336_lectures.runtime.tracing.result import LectureError, TraceResult
 
     message = outcome.result or {}
     if "result" in message and outcome.killed_for is None:
-        fields = message["result"]
-        return TraceResult(Path(fields["path"]), fields["status"], fields["num_steps"], fields["elapsed_s"],
-                           fields["message"], interrupted=fields["interrupted"], threads_left=fields["threads_left"])
+        return TraceResult.from_dict(message["result"])
     if "error" in message:
         raise LectureError(message["error"])
     if message.get("interrupted_before_run"):
@@ -430,7 +414,7 @@ _FRAME_LINE = re.compile(r'^\s*File "(.*)", line (\d+) in (.*)$')
 
 def _stuck_at(stacks: Path) -> str | None:
     """The innermost frame outside the runtime in faulthandler's dump of the thread that held the GIL."""
-    from cs336_lectures.runtime.tracing.engine import _display_path
+    from cs336_lectures.runtime.tracing.engine import display_path
 
     try:
         text = stacks.read_text(errors="replace")
@@ -440,5 +424,5 @@ def _stuck_at(stacks: Path) -> str | None:
     for line in section.splitlines():
         match = _FRAME_LINE.match(line)
         if match and not match.group(1).startswith(_RUNTIME_DIR) and "/threading.py" not in match.group(1):
-            return f"{_display_path(match.group(1))}:{match.group(2)} in {match.group(3)}"
+            return f"{display_path(match.group(1))}:{match.group(2)} in {match.group(3)}"
     return None
