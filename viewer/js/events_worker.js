@@ -19,7 +19,10 @@ stream.addEventListener('message', (message) => {
     return;
   }
   if (!event || typeof event.trace !== 'string') return;
-  if (event.state !== 'source') latest.set(event.trace, event);
+  const previous = latest.get(event.trace);
+  // As the server keeps them: a whole run's check is added to the run it checked.
+  if (event.state === 'verified' && previous) latest.set(event.trace, { ...previous, verification: event.verification });
+  else if (event.state !== 'source') latest.set(event.trace, event);
   for (const port of ports) port.postMessage(event);
 });
 

@@ -18,7 +18,14 @@ class EventHub:
     def publish(self, event: dict, remember: bool = True) -> None:
         """Send `event` to every stream; a remembered one is also replayed to streams opened later."""
         with self._lock:
-            if remember:
+            previous = self.latest.get(event["trace"])
+            if not remember:
+                pass
+            elif event["state"] == "verified" and previous is not None:
+                # The run's outcome stands (a viewer arriving later still learns that it failed); only
+                # its check is new.
+                self.latest[event["trace"]] = {**previous, "verification": event["verification"]}
+            else:
                 self.latest[event["trace"]] = event
             for listener in self._listeners:
                 listener.put(event)

@@ -22,6 +22,8 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
@@ -38,7 +40,9 @@ from cs336_lectures.runtime.processes import kernel_can_fork, kill_process_group
 from cs336_lectures.runtime.publish.site import FAILED_SUFFIX
 from cs336_lectures.runtime.server.events import EventHub
 from cs336_lectures.runtime.server.source_files import version_of
+from cs336_lectures.runtime.server.verification import append_to_log, correction_note, first_differing_step, log_entry
 from cs336_lectures.runtime.server.watch import FileWatcher
+from cs336_lectures.runtime.trace.compare import comparable
 
 TRACER_COMMAND = [sys.executable, "-m", "cs336_lectures", "trace"]
 # Under the traces folder: a resumed run's trace up to the section after the edit, while the
@@ -67,6 +71,8 @@ class Lecture:
         self.pending = False
         self.pending_full: Note | None = None  # why the next run must be a whole one (an imported module changed...)
         self.generation = 0
+        self.verifying = False  # a whole run is checking the last resumed one
+        self.traced_source: str | None = None  # the source of the trace served, once known (for the log)
         self.seen = self.stamp()
 
     def named_for_display(self, text: str) -> str:
@@ -94,12 +100,39 @@ class Lecture:
         return tuple(stamps)
 
 
+@dataclass
+class ResumedRun:
+    """A published run that resumed from a checkpoint, kept until a whole run has checked it."""
+
+    trace: dict
+    line: Note  # its run line
+    state: str  # "ok", or "error" for a failed run
+    old_source: str | None  # the source of the trace it replaced, where known
+    early: Path | None = None  # the early view viewers were shown while it ran, if any
+
+
+@dataclass
+class WholeRun:
+    """A whole run made to check a resumed one: its trace (None if it wrote none) in `folder`."""
+
+    trace: dict | None
+    folder: Path
+    output: str  # the run's stderr or the kernel's output, for a failure's message
+    returncode: int
+    temporary: bool  # the folder is the run's own, removed once it is read
+
+
 class Retracer:
-    """Runs `cs336-lectures trace` for one lecture at a time; requests while one runs coalesce."""
+    """Runs `cs336-lectures trace` for one lecture at a time; requests while one runs coalesce.
+
+    With a `verification_log`, a published run resumed from a checkpoint is then checked by a
+    whole run (verification.py): a difference replaces it, and is said and logged."""
 
     def __init__(self, traces_dir: Path, hub: EventHub, tracer_command: list[str],
-                 max_steps: int | None, timeout: float | None, log: Callable[[str], None] = print):
+                 max_steps: int | None, timeout: float | None, log: Callable[[str], None] = print,
+                 verification_log: Path | None = None):
         self.traces_dir = traces_dir
+        self.verification_log = verification_log
         self.hub = hub
         self.tracer_command = tracer_command
         self.max_steps = max_steps
@@ -112,6 +145,7 @@ class Retracer:
         self.use_kernels = kernel_can_fork()
         self._kernels: dict[str, KernelProcess] = {}
         self._running_process: dict[str, subprocess.Popen] = {}  # lecture name -> its tracer subprocess
+        self._cancelled: set[subprocess.Popen] = set()  # killed by a newer edit (not by the lecture)
         self.on_modules: Callable[[Lecture, list[str]], None] = lambda lecture, modules: None
 
     def request(self, lecture: Lecture, *, full: Note | None = None, supersede: bool = False) -> None:
@@ -122,7 +156,7 @@ class Retracer:
                 lecture.pending_full = full
             if lecture.running:
                 lecture.pending = True
-                if supersede:
+                if supersede or lecture.verifying:  # any request outranks checking a run already shown
                     self._cancel(lecture)
                 return
             lecture.running = True
@@ -146,6 +180,10 @@ class Retracer:
         thread.start()
 
     def _warm_up(self, lecture: Lecture) -> None:
+        try:
+            lecture.traced_source = lecture.path.read_text(encoding="utf-8")  # the fresh trace's (for the log)
+        except (OSError, UnicodeDecodeError):
+            pass
         try:
             self._kernel(lecture).run(max_steps=self.max_steps, timeout=self.timeout)
         except KernelUnavailable as error:
@@ -178,11 +216,25 @@ class Retracer:
                     return
                 if outcome is None:  # cancelled by a newer edit, which runs next
                     continue
+                resumed = outcome.pop("resumed", None)
                 if "message" in outcome:
                     outcome = {**outcome, "message": lecture.named_for_display(outcome["message"])}
                 self.hub.publish({"trace": lecture.name, "generation": generation, **outcome})
                 self.log(f"{lecture.name}: {outcome['message']}" if outcome["state"] == "ok"
                          else f"{lecture.name}: failed: {outcome['message']}")
+                with lecture.lock:
+                    if lecture.pending:
+                        continue
+                    lecture.verifying = resumed is not None
+                if resumed is None:
+                    return
+                try:
+                    self._verify(lecture, generation, resumed)
+                except Exception as error:  # noqa: BLE001 - a check that fails leaves the published run as it is
+                    self.log(f"{lecture.name}: could not check the resumed run: {error}")
+                finally:
+                    with lecture.lock:
+                        lecture.verifying = False
                 with lecture.lock:
                     if not lecture.pending:
                         return
@@ -205,7 +257,9 @@ class Retracer:
         if it is good (or nothing better exists); None when a newer edit cancelled the run.
 
         Returns the outcome part of the event: state "ok" or "error", a message, and for a failed
-        run `installed: True` when its trace replaced one that was no better.
+        run `installed: True` when its trace replaced one that was no better; for a resumed run
+        that a whole run is to check, `verification: "pending"` and `resumed` (a ResumedRun, for
+        the worker, not the event).
         """
         self.traces_dir.mkdir(parents=True, exist_ok=True)
         if self.use_kernels and not self.closed.is_set():
@@ -232,11 +286,16 @@ class Retracer:
 
     def _retrace_in_kernel(self, lecture: Lecture, full: Note | None) -> dict | None:
         kernel = self._kernel(lecture)
+        served_early = early_trace(self.traces_dir, lecture.name)
+        shown = shown_early_trace(self.traces_dir, lecture.name)
+        shown.unlink(missing_ok=True)  # the last run's, checked by now
         try:
             reply = kernel.run(max_steps=self.max_steps, timeout=self.timeout, full=full,
                                on_early=lambda message: self._show_early(lecture, kernel, message))
         finally:
-            early_trace(self.traces_dir, lecture.name).unlink(missing_ok=True)
+            if self.verification_log is not None and served_early.is_file():
+                os.replace(served_early, shown)  # for the check: was it the start of the whole trace?
+            served_early.unlink(missing_ok=True)
         if reply is None:
             return None
         self.on_modules(lecture, reply.get("modules") or [])
@@ -247,12 +306,20 @@ class Retracer:
             reason = reply.get("message") or "the run wrote no trace"
             output = kernel.output_tail()
             return {"state": "error", "message": f"{reason}\n{output}".strip()}
+        summary = run_summary(reply)
         if reply["state"] == "ok":
             self._install(kernel.out, produced)
             (self.traces_dir / f"{lecture.name}{FAILED_SUFFIX}").unlink(missing_ok=True)
-            summary = run_summary(reply)
-            return {"state": "ok", "message": str(summary), "note": summary.to_json(), "mode": reply["mode"]}
-        return self._install_failure(lecture, kernel.out, produced, _failure_message(trace, kernel.output_tail(), 2))
+            outcome = {"state": "ok", "message": str(summary), "note": summary.to_json(), "mode": reply["mode"]}
+        else:
+            outcome = self._install_failure(lecture, kernel.out, produced,
+                                            _failure_message(trace, kernel.output_tail(), 2))
+        old_source, lecture.traced_source = lecture.traced_source, _lecture_source(trace)
+        if reply["mode"] == "incremental" and self.verification_log is not None:
+            outcome["verification"] = "pending"
+            outcome["resumed"] = ResumedRun(trace, summary, outcome["state"], old_source,
+                                            shown if shown.is_file() else None)
+        return outcome
 
     def _show_early(self, lecture: Lecture, kernel: KernelProcess, message: dict) -> None:
         """The edited section has run again and the sections after it are running: let viewers
@@ -271,6 +338,114 @@ class Retracer:
                           "file": served.relative_to(self.traces_dir).as_posix(), "until": message.get("until", 0),
                           "message": str(summary), "note": summary.to_json()})
 
+    def _verify(self, lecture: Lecture, generation: int, resumed: ResumedRun) -> None:
+        """Run the whole lecture and compare its trace with the resumed run's (published already):
+        the same, and viewers mark the trace verified; else the whole trace replaces it, the run
+        line says where they parted, and the case goes to the log."""
+        self._check_early_view(lecture, resumed)
+        whole = self._whole_run(lecture)
+        if whole is None or self.closed.is_set():  # cancelled: a newer edit runs next
+            return
+        try:
+            if whole.trace is not None:
+                ours, theirs = comparable(resumed.trace), comparable(whole.trace)
+                if ours == theirs:
+                    self.hub.publish({"trace": lecture.name, "generation": generation, "state": "verified",
+                                      "verification": "verified", "mode": "incremental", "message": str(resumed.line),
+                                      "note": resumed.line.to_json()})
+                    self.log(f"{lecture.name}: verified by a whole run")
+                    return
+                step = first_differing_step(ours, theirs)
+            else:
+                ours, theirs, step = comparable(resumed.trace), None, 0
+            correction = correction_note(step)
+            outcome = self._install_correction(lecture, resumed, whole, correction)
+            with lecture.lock:
+                lecture.generation += 1
+                generation = lecture.generation
+                if outcome["state"] != "ok":  # the kernel's checkpoints are the resumed run's: start afresh
+                    lecture.pending_full = note("the last resumed run was corrected")
+            self._log_case(lecture, "resumed run", resumed, ours, theirs, step)  # logged before anyone hears of it
+            self.hub.publish({"trace": lecture.name, "generation": generation, "verification": "corrected",
+                              "mode": "full", "step": step, **outcome})
+            self.log(f"{lecture.name}: {correction}")
+        finally:
+            if whole.temporary:
+                shutil.rmtree(whole.folder, ignore_errors=True)
+
+    def _check_early_view(self, lecture: Lecture, resumed: ResumedRun) -> None:
+        """Log an early view that was not the start of its run's whole trace (the kernel writes
+        none where it can see that a recorded step may still change: this finds what it missed)."""
+        if resumed.early is None:
+            return
+        early = _read_trace(resumed.early)
+        resumed.early.unlink(missing_ok=True)
+        if early is None:
+            return
+        shown = {**resumed.trace, "steps": resumed.trace["steps"][:len(early["steps"])]}
+        step = first_differing_step(comparable(early), comparable(shown))
+        if step is None:
+            return
+        self.log(f"{lecture.name}: the early view differed from its run's whole trace at step {step + 1}")
+        self._log_case(lecture, "early view", resumed, comparable(early), comparable(shown), step)
+
+    def _whole_run(self, lecture: Lecture) -> WholeRun | None:
+        """The whole lecture, run afresh (forked from its kernel, else in a new process); None if cancelled."""
+        produced = f"{lecture.name}.json"
+        if self.use_kernels and not self.closed.is_set():
+            kernel = self._kernel(lecture)
+            try:
+                reply = kernel.run(max_steps=self.max_steps, timeout=self.timeout,
+                                   full=note("checking a resumed run against a whole one"))
+            except KernelUnavailable as error:
+                self.log(f"{lecture.name}: {error}; checking in a new process instead")
+                self._drop_kernel(lecture)
+            else:
+                if reply is None:
+                    return None
+                trace = _read_trace(kernel.out / produced) if reply.get("status") is not None else None
+                message = reply.get("message") or "the run wrote no trace"
+                return WholeRun(trace, kernel.out, f"{message}\n{kernel.output_tail()}".strip(), 2, temporary=False)
+        if self.closed.is_set():
+            return None
+        staging = Path(tempfile.mkdtemp(prefix=f".verify-{lecture.name}.", dir=self.traces_dir))
+        returncode, stderr = self._run(self.command(lecture, staging), lecture)
+        if returncode is None:
+            shutil.rmtree(staging, ignore_errors=True)
+            return None
+        trace = _read_trace(staging / produced)
+        return WholeRun(trace, staging, tail(stderr) or _no_trace_reason(returncode), returncode, temporary=True)
+
+    def _install_correction(self, lecture: Lecture, resumed: ResumedRun, whole: WholeRun, correction: Note) -> dict:
+        """Put the whole run's trace where the resumed run's was served; the outcome part of the event."""
+        produced = whole.folder / f"{lecture.name}.json"
+        line = {"note": correction.to_json()}
+        if whole.trace is None:  # nothing to install: the lecture, run afresh, writes no trace
+            return {"state": "error", "message": f"{whole.output}\n({correction})", **line}
+        lecture.traced_source = _lecture_source(whole.trace)
+        if whole.trace["header"].get("status") == "ok":
+            self._install(whole.folder, produced)
+            (self.traces_dir / f"{lecture.name}{FAILED_SUFFIX}").unlink(missing_ok=True)
+            return {"state": "ok", "message": str(correction), **line}
+        failure = f"{_failure_message(whole.trace, whole.output, whole.returncode)}\n({correction})"
+        if resumed.state == "ok":  # the good trace served is the resumed run's, which a fresh run does not give
+            self._install(whole.folder, produced)
+            return {"state": "error", "message": failure, "installed": True, "failed_trace": lecture.name, **line}
+        return {**self._install_failure(lecture, whole.folder, produced, failure), **line}
+
+    def _log_case(self, lecture: Lecture, case: str, resumed: ResumedRun, shown: dict, truth: dict | None,
+                  step: int | None) -> None:
+        """Append to the log that `shown` (comparable), what viewers saw of the resumed run, was not `truth`."""
+        truth = truth if truth is not None else {"header": {"status": None}, "steps": []}  # a run without a trace
+        entry = log_entry(lecture=str(lecture.path), trace=lecture.name, resumed_line=str(resumed.line),
+                          old_source=resumed.old_source, new_source=_lecture_source(resumed.trace) or "",
+                          resumed=shown, whole=truth, step=step,
+                          time=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        try:
+            append_to_log(self.verification_log, {"case": case, **entry})
+        except OSError as error:
+            self.log(f"{lecture.name}: cannot append to {self.verification_log}: {error.strerror or error}")
+
     def _cancel(self, lecture: Lecture) -> None:
         """Stop the run in progress for `lecture` (called with lecture.lock held)."""
         with self._lock:
@@ -279,6 +454,8 @@ class Retracer:
         if kernel is not None:
             kernel.cancel()
         if process is not None:
+            with self._lock:
+                self._cancelled.add(process)
             kill_process_group(process)
 
     def _retrace_in_subprocess(self, lecture: Lecture) -> dict | None:
@@ -291,9 +468,10 @@ class Retracer:
             produced = staging / f"{lecture.name}.json"
             trace = _read_trace(produced)
             if trace is None:
-                reason = tail(stderr) or f"the tracer exited with status {returncode} and wrote no trace"
+                reason = tail(stderr) or _no_trace_reason(returncode)
                 return {"state": "error", "message": reason}
             header = trace["header"]
+            lecture.traced_source = _lecture_source(trace)
             if returncode == 0 and header.get("status") == "ok":
                 self._install(staging, produced)
                 (self.traces_dir / f"{lecture.name}{FAILED_SUFFIX}").unlink(missing_ok=True)
@@ -322,7 +500,10 @@ class Retracer:
             kill_process_group(process)  # whatever the lecture started dies with the run
             for tail in output:
                 tail.thread.join(timeout=5)
-            if process.returncode == -signal.SIGKILL and not note:
+            with self._lock:
+                cancelled = process in self._cancelled
+            # A lecture may kill its own process (or its session) too: only our kill is a cancel.
+            if cancelled or self.closed.is_set():
                 return None, ""
             stdout, stderr = (tail.text() for tail in output)
             return process.returncode, (stderr or stdout) + note
@@ -330,6 +511,7 @@ class Retracer:
             with self._lock:
                 self._processes.discard(process)
                 self._running_process.pop(lecture.name, None)
+                self._cancelled.discard(process)
 
     def _has_good_trace(self, lecture: Lecture) -> bool:
         trace = _read_trace(self.traces_dir / f"{lecture.name}.json")
@@ -414,6 +596,11 @@ def early_trace(traces_dir: Path, name: str) -> Path:
     return traces_dir / EARLY_DIR / f"{name}.json"
 
 
+def shown_early_trace(traces_dir: Path, name: str) -> Path:
+    """Where the early view of the run that ended waits for its check (hidden: no longer served)."""
+    return traces_dir / EARLY_DIR / f".{name}.shown.json"
+
+
 def _move(source: Path, target: Path) -> None:
     """Rename, or copy atomically where the two are on different file systems."""
     try:
@@ -425,6 +612,14 @@ def _move(source: Path, target: Path) -> None:
         source.unlink()
 
 
+def _lecture_source(trace: dict) -> str | None:
+    """The lecture's source as a trace recorded it (its first file)."""
+    try:
+        return trace["files"][0]["source"]
+    except (KeyError, IndexError, TypeError):
+        return None
+
+
 def _read_trace(path: Path) -> dict | None:
     """The trace at `path` as parsed JSON, or None unless it is readable and has a header."""
     try:
@@ -432,6 +627,18 @@ def _read_trace(path: Path) -> dict | None:
     except (OSError, ValueError):
         return None
     return data if isinstance(data, dict) and isinstance(data.get("header"), dict) else None
+
+
+def _no_trace_reason(returncode: int) -> str:
+    """Why a tracer that wrote no trace ended: "the tracer exited with status 2", or the signal that killed it."""
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        return (f"the run was killed by {name} and wrote no trace (did the lecture signal its own process "
+                f"or session?)")
+    return f"the tracer exited with status {returncode} and wrote no trace"
 
 
 def _failure_message(trace: dict, stderr: str, returncode: int) -> str:
