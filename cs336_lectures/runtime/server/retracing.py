@@ -39,7 +39,6 @@ from cs336_lectures.runtime.kernel.protocol import EARLY_SUFFIX
 from cs336_lectures.runtime.processes import kernel_can_fork, kill_process_group
 from cs336_lectures.runtime.publish.site import FAILED_SUFFIX
 from cs336_lectures.runtime.server.events import EventHub
-from cs336_lectures.runtime.server.source_files import version_of
 from cs336_lectures.runtime.server.verification import append_to_log, correction_note, first_differing_step, log_entry
 from cs336_lectures.runtime.server.watch import FileWatcher
 from cs336_lectures.runtime.trace.compare import comparable
@@ -60,11 +59,9 @@ class Lecture:
     def __init__(self, path: Path):
         self.path = path.resolve()
         self.given = str(path)
-        # How messages and the editor name it: relative to the folder the server runs in, if inside it.
-        try:
-            self.shown = str(self.path.relative_to(Path.cwd().resolve()))
-        except ValueError:
-            self.shown = str(self.path)
+        # How messages and the editor name it: from the folder the server runs in, if inside it.
+        inside = self.path.is_relative_to(Path.cwd().resolve())
+        self.shown = str(self.path.relative_to(Path.cwd().resolve()) if inside else self.path)
         self.name = path.stem
         self.lock = threading.Lock()
         self.running = False
@@ -74,11 +71,6 @@ class Lecture:
         self.verifying = False  # a whole run is checking the last resumed one
         self.traced_source: str | None = None  # the source of the trace served, once known (for the log)
         self.seen = self.stamp()
-
-    def named_for_display(self, text: str) -> str:
-        """`text` with the lecture's absolute path written as `shown`, so that every message names
-        it alike (a kernel's run and Python's tracebacks know the absolute one)."""
-        return text.replace(str(self.path), self.shown)
 
     def sources(self) -> list[Path]:
         """The files its trace is made from: the lecture, then its translation catalogs (which may not exist)."""
@@ -217,8 +209,8 @@ class Retracer:
                 if outcome is None:  # cancelled by a newer edit, which runs next
                     continue
                 resumed = outcome.pop("resumed", None)
-                if "message" in outcome:
-                    outcome = {**outcome, "message": lecture.named_for_display(outcome["message"])}
+                if "message" in outcome:  # named as everywhere else (a kernel's run knows the absolute path)
+                    outcome = {**outcome, "message": outcome["message"].replace(str(lecture.path), lecture.shown)}
                 self.hub.publish({"trace": lecture.name, "generation": generation, **outcome})
                 self.log(f"{lecture.name}: {outcome['message']}" if outcome["state"] == "ok"
                          else f"{lecture.name}: failed: {outcome['message']}")
@@ -676,15 +668,6 @@ class LectureWatcher:
     def stop(self) -> None:
         self.files.stop()
 
-    def _say_source_changed(self, lecture: Lecture) -> None:
-        """Tell open editors at once that the file is another version now (saved elsewhere), so
-        that one holding unsaved changes can say so before its save is refused."""
-        try:
-            version = version_of(lecture.path.read_bytes())
-        except OSError:
-            version = None
-        self.retracer.hub.publish({"trace": lecture.name, "state": "source", "version": version}, remember=False)
-
     def add_modules(self, lecture: Lecture, modules: list[str]) -> None:
         for module in modules:
             self.users.setdefault(Path(os.path.realpath(module)), set()).add(lecture.name)
@@ -700,7 +683,7 @@ class LectureWatcher:
                     if changed:
                         lecture.seen = stamp
                 if changed and Path(os.path.realpath(lecture.path)) in touched:
-                    self._say_source_changed(lecture)
+                    self.retracer.hub.say_source_changed(lecture.name, lecture.path)
                 if changed:
                     # A catalog feeds every text() of the run: only a whole run shows its edit everywhere.
                     catalogs = touched - {Path(os.path.realpath(lecture.path))}

@@ -283,6 +283,7 @@ def test_saving_the_file_retraces_and_publishes(serve, workspace):
     put_trace(workspace)
     server = serve("lectures/lecture_t.py")
     listener = Events(server)
+    server.watcher.files.ready.wait(10)  # a save before the watch is in place would go unseen
     changed = GOOD_LECTURE + "doubled = length * 2\n"
     (workspace / "lectures" / "lecture_t.py").write_text(changed)
     assert wait_for(listener, "lecture_t")["state"] == "ok"
