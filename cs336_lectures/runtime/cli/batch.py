@@ -17,23 +17,29 @@ command line, each overriding the one before (README, "Tracing on a Slurm cluste
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
+import io
 import json
 import os
 import shlex
 import shutil
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any, Callable
 
 from cs336_lectures.atomic import write_bytes_atomically
+from cs336_lectures.runtime.safe_yaml import YamlFileError, load_yaml_file
 
 CONFIG_NAME = "cs336-lectures.yaml"
 JOBS_FOLDER = Path("var/jobs")
 PROGRESS_SUFFIX = "_progress.json"  # beside submitit's own files of the job: <job id>_progress.json
 POLL_S = 1.0
 CANCEL_WAIT_S = 10.0  # how long a cancel waits for the job to be gone before saying it is
+JOB_END_MARGIN_S = 60.0  # a trace stops this long (at most a tenth of the job) before Slurm ends the job
 DEFAULT_TIME_MIN = 60  # submitit's own default (5 minutes) is shorter than most lectures on a busy queue
 # Settings a config file may hold, with the type each must have.
 SETTINGS: dict[str, type | tuple[type, ...]] = {
@@ -57,14 +63,12 @@ def user_config_path() -> Path:
 
 def read_config(path: Path) -> dict[str, Any]:
     """The settings in one YAML file ({} when it does not exist); ExecutorError names a bad key or value."""
-    import yaml
-
     if not path.is_file():
         return {}
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
-        raise ExecutorError(f"{path}: cannot read the configuration: {str(error).splitlines()[0]}") from None
+        data = load_yaml_file(path)
+    except YamlFileError as error:
+        raise ExecutorError(f"{path}: cannot read the configuration: {error.reason}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -163,12 +167,38 @@ def submit(args: argparse.Namespace, settings: dict[str, Any], command: tuple[st
     except (ValueError, TypeError) as error:
         raise ExecutorError(f"bad job settings: {error}") from None
     requests = [trace_request(args, file, command) for file in args.files]
-    job = executor.submit(run_job, requests)
+    # On Slurm, several lectures are an array, one task each, which the cluster may run side by side.
+    job = _submitted(executor, requests, array=args.executor == "slurm" and len(requests) > 1)
     record = {"job_id": str(job.job_id), "executor": args.executor, "folder": str(folder),
               "files": list(args.files), "output": str(Path(args.output).absolute()),
               "submitted": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+    if isinstance(job, JobArray):
+        record["tasks"] = [task.job_id for task in job.tasks]
     write_bytes_atomically(folder / f"{job.job_id}.job.json", json.dumps(record, indent=1).encode())
     return job, record
+
+
+def _submitted(executor: Any, requests: list[dict[str, Any]], array: bool) -> Any:
+    """The job tracing `requests` (a JobArray of one task per request when `array`); ExecutorError
+    with sbatch's own reason when it refused.
+
+    submitit prints sbatch's whole stderr before raising; it is kept here instead, so that the
+    user sees one line: sbatch says several (DNS lookups, retries) before the one that matters."""
+    import submitit
+
+    said = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(said):
+            if not array:
+                return executor.submit(run_job, requests)
+            return JobArray(executor.map_array(run_job, [[request] for request in requests]))
+    except submitit.core.utils.FailedJobError as error:
+        lines = [line.strip() for line in (str(error) or said.getvalue()).splitlines() if line.strip()]
+        reason = next((line for line in lines if "fatal:" in line),
+                      next((line for line in lines if "error:" in line), lines[0] if lines else "no reason given"))
+        raise ExecutorError(f"sbatch could not submit the job: {reason} (check that the cluster's controller is up "
+                            f"and reachable from here: `scontrol ping`, and SLURM_CONF or /etc/slurm/slurm.conf)"
+                            ) from None
 
 
 def _same_gpus() -> str:
@@ -192,21 +222,62 @@ def run_job(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     from cs336_lectures.runtime.tracing.result import LectureError
 
     progress = _progress_writer()
+    _ignore_submitit_requeue()
     results = []
     for request in requests:
         os.chdir(request["cwd"])  # paths in the trace are shown relative to it, as in a plain run
         progress(0, 0.0)  # the tracer reports every few thousand steps: say at once that it began
+        timeout, timeout_source = request["timeout"], "--timeout"
+        left = _time_left_s()
+        if left is not None:
+            job_limit = left - min(JOB_END_MARGIN_S, left * 0.1)
+            if timeout is None or job_limit < timeout:
+                timeout, timeout_source = job_limit, f"the job's time limit, {left:.0f} s from the start of this trace"
         try:
             result = trace_lecture(Path(request["file"]), output_dir=Path(request["output"]),
                                    section=request["section"], trace_modules=tuple(request["trace_modules"]),
                                    inspect_all=request["inspect_all"], max_steps=request["max_steps"],
-                                   timeout=request["timeout"], seed=request["seed"], quiet=True,
+                                   timeout=timeout, timeout_source=timeout_source, seed=request["seed"], quiet=True,
                                    command=tuple(request["command"]), report_progress=progress)
         except LectureError as error:
             results.append({"error": str(error)})
             continue
         results.append(result.to_dict())
     return results
+
+
+def _ignore_submitit_requeue() -> None:
+    """submitit asks Slurm for a signal 90 s before the time limit and, on it, raises in the
+    running code and requeues the job: the lecture would fail at whatever line it was on, and then
+    run again. A trace stops itself before the limit instead (run_job), as under --timeout."""
+    import submitit
+
+    signal.signal(getattr(signal, f"SIG{submitit.JobEnvironment.USR_SIG}"), signal.SIG_IGN)
+
+
+def _time_left_s() -> float | None:
+    """Seconds until Slurm ends this job (squeue's TIME_LEFT), None outside Slurm or without a limit."""
+    job_id = os.environ.get("SLURM_JOB_ID")
+    if job_id is None:
+        return None
+    try:
+        left = subprocess.run(["squeue", "-h", "-j", job_id, "-o", "%L"], capture_output=True, text=True,
+                              timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return _slurm_duration_s(left)
+
+
+def _slurm_duration_s(text: str) -> float | None:
+    """Slurm's [days-][hours:]minutes:seconds as seconds; None for UNLIMITED, INVALID or anything else."""
+    days, _, clock = text.rpartition("-")
+    parts = clock.split(":")
+    if not (days == "" or days.isdigit()) or not all(part.isdigit() for part in parts) or not 1 <= len(parts) <= 3:
+        return None
+    seconds = 0
+    for part in parts:
+        seconds = seconds * 60 + int(part)
+    return float(seconds + int(days or 0) * 86400)
 
 
 def _progress_writer() -> Callable[..., None]:
@@ -226,6 +297,33 @@ def _progress_writer() -> Callable[..., None]:
 # --- following a job ---------------------------------------------------------------------------
 
 
+class JobArray:
+    """The tasks of one Slurm array (one lecture each), followed as one job: its id is the array's."""
+
+    def __init__(self, tasks: list[Any]):
+        self.tasks = tasks
+        self.job_id = str(tasks[0].job_id).split("_")[0]
+        self.paths = tasks[0].paths
+
+    @property
+    def state(self) -> str:
+        states = [task.state for task in self.tasks]
+        if len(set(states)) == 1:
+            return states[0]
+        return ", ".join(f"{states.count(state)} {state}" for state in dict.fromkeys(states))
+
+    def done(self) -> bool:
+        return all(task.done() for task in self.tasks)
+
+    def cancel(self) -> None:
+        subprocess.run(["scancel", self.job_id], check=True)  # the whole array
+
+
+def _tasks(job: Any) -> list[Any]:
+    return job.tasks if isinstance(job, JobArray) else [job]
+
+
+
 def ask_on_terminal(question: str) -> bool | None:
     """Ask a yes/no question on the terminal; None when there is none to ask on."""
     if not (sys.stdin.isatty() and sys.stderr.isatty()):
@@ -243,7 +341,10 @@ def follow(job: Any, record: dict, prog: str, ask: Callable[[str], bool | None],
     shown = None
     try:
         while not job.done():
-            line = f"job {job.job_id}: {job.state}{_progress(record)}"
+            state = job.state
+            if state == "UNKNOWN":  # what submitit says until sacct lists the job, a few seconds after sbatch
+                state = "submitted, not yet listed by sacct"
+            line = f"job {job.job_id}: {state}{_progress(record)}"
             if line != shown and not quiet:
                 print(f"{prog}: {line}", file=sys.stderr, flush=True)
                 shown = line
@@ -263,25 +364,33 @@ def follow(job: Any, record: dict, prog: str, ask: Callable[[str], bool | None],
 
 
 def _progress(record: dict) -> str:
-    try:
-        progress = json.loads((Path(record["folder"]) / f"{record['job_id']}{PROGRESS_SUFFIX}").read_text())
-    except (OSError, ValueError):
-        return ""
-    return f", {progress['phase']}, {progress['steps']} steps, {progress['elapsed_s']} s"
+    """What the job's tasks last reported: ", tracing, 120 steps, 3.1 s" (per task of an array)."""
+    tasks = record.get("tasks", [record["job_id"]])
+    shown = []
+    for task in tasks:
+        try:
+            progress = json.loads((Path(record["folder"]) / f"{task}{PROGRESS_SUFFIX}").read_text())
+        except (OSError, ValueError):
+            continue
+        label = f" (task {task.split('_')[-1]})" if len(tasks) > 1 else ""
+        shown.append(f", {progress['phase']}{label}, {progress['steps']} steps, {progress['elapsed_s']} s")
+    return "".join(shown)
 
 
 def report(job: Any, prog: str) -> int:
     """The results of a finished job as a plain `trace` prints them; the exit status."""
     from cs336_lectures.runtime.tracing.result import TraceResult
 
-    try:
-        results = job.result()
-    except Exception as error:  # submitit's FailedJobError / UncompletedJobError carry the job's own log
-        first = str(error).strip().splitlines()
-        print(f"{prog}: error: job {job.job_id} failed: {first[0] if first else type(error).__name__} "
-              f"(logs in {job.paths.folder})", file=sys.stderr)
-        return 1
     status = 0
+    results = []
+    for task in _tasks(job):
+        try:
+            results += task.result()
+        except Exception as error:  # submitit's FailedJobError / UncompletedJobError carry the job's own log
+            first = str(error).strip().splitlines()
+            print(f"{prog}: error: job {task.job_id} failed: {first[0] if first else type(error).__name__} "
+                  f"(logs in {job.paths.folder})", file=sys.stderr)
+            status = 1
     for result in results:
         if "error" in result:
             print(f"{prog}: error: {result['error']}", file=sys.stderr)

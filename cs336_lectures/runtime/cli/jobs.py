@@ -18,7 +18,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from cs336_lectures.runtime.cli.batch import JOBS_FOLDER, ExecutorError, ask_on_terminal, follow, merged_settings
+from cs336_lectures.runtime.cli.batch import (
+    JOBS_FOLDER, ExecutorError, JobArray, ask_on_terminal, follow, merged_settings,
+)
 
 PROG = "cs336-lectures"
 
@@ -74,6 +76,8 @@ def _job(record: dict) -> Any:
     import submitit
 
     folder = Path(record["folder"])
+    if record["executor"] == "slurm" and "tasks" in record:
+        return JobArray([submitit.SlurmJob(folder=folder, job_id=task) for task in record["tasks"]])
     if record["executor"] == "slurm":
         return submitit.SlurmJob(folder=folder, job_id=record["job_id"])
     return _LocalJob(folder, record["job_id"])

@@ -132,6 +132,12 @@ def import_course_trace(path: Path, output_dir: Path, root: Path, command: tuple
         course = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise CourseTraceError(f"{path}: not valid JSON ({error}); the file may be truncated") from None
+    except RecursionError:
+        raise CourseTraceError(f"{path}: JSON nested too deeply to read (thousands of levels); "
+                               f"not a trace the course writes") from None
+    except ValueError as error:  # an integer past Python's digit limit (sys.get_int_max_str_digits)
+        raise CourseTraceError(f"{path}: cannot read a number: {str(error).split(':')[0]}; "
+                               f"not a trace the course writes") from None
     out = output_dir / f"{path.stem}.json"
     _check_target(out, path)
     assets = AssetStore(output_dir / "assets", root / "var" / "files")

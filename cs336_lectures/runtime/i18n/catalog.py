@@ -36,6 +36,7 @@ from typing import Any, Iterable
 from cs336_lectures.atomic import write_bytes_atomically
 from cs336_lectures.runtime.i18n.templates import Template, TemplateError
 from cs336_lectures.runtime.i18n.translatable import Call
+from cs336_lectures.runtime.safe_yaml import YamlFileError, load_yaml_file
 
 __all__ = ["LANGUAGES", "Catalog", "CatalogError", "Entry", "catalog_languages", "catalog_path", "load_catalog",
            "save_catalog"]
@@ -148,13 +149,11 @@ def catalog_languages(lecture: str | Path) -> list[str]:
 
 def load_catalog(path: str | Path) -> Catalog:
     """Read a catalog file; CatalogError with the file's name when it is not a well-formed one."""
-    import yaml
-
     path = Path(path)
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as error:
-        raise CatalogError(f"{path}: cannot read the catalog: {_one_line(error)}") from None
+        raw = load_yaml_file(path)
+    except YamlFileError as error:
+        raise CatalogError(f"{path}: cannot read the catalog: {error.reason}") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("entries", []), list):
         raise CatalogError(f"{path}: a catalog is a mapping with language, source and a list of entries")
     language = raw.get("language")
@@ -218,7 +217,3 @@ def _item(entry: Entry) -> dict[str, Any]:
         item["obsolete"] = True
     item["where"] = entry.where
     return item
-
-
-def _one_line(error: Exception) -> str:
-    return " ".join(str(error).split())

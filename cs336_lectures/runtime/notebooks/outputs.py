@@ -18,11 +18,13 @@ from __future__ import annotations
 import base64
 import inspect
 import linecache
+import re
 import sys
 from typing import Any, Callable
 
 from cs336_lectures.runtime.render.assets import MIME_TYPES, download, normalize_suffix, sniff_image_suffix
 from cs336_lectures.runtime.render.math_spans import rewrite_math
+from cs336_lectures.runtime.render.sanitize import sanitized_html
 
 __all__ = ["kernel_recorder", "rendering_bundle", "show_values", "values_bundle"]
 
@@ -112,8 +114,8 @@ def rendering_bundle(rendering: dict, asset_bytes: Callable[[str], bytes],
     `definition(file, line)` is the source of the function or class an internal link names."""
     kind = rendering.get("type")
     if kind == "markdown":
-        if "source" not in rendering:  # a version-1 trace kept only the HTML
-            return {"text/html": rendering["html"], "text/plain": rendering["html"]}, {}
+        if "source" not in rendering:  # a version-1 trace kept only the HTML, which anyone may have written
+            return {"text/html": sanitized_html(rendering["html"]), "text/plain": rendering["html"]}, {}
         source = rendering["source"]
         markdown = f"```\n{source}\n```" if rendering.get("verbatim") else jupyter_markdown(source)
         return {"text/markdown": markdown, "text/plain": source}, {}
@@ -136,8 +138,28 @@ def rendering_bundle(rendering: dict, asset_bytes: Callable[[str], bytes],
 
 def jupyter_markdown(source: str) -> str:
     """`source` for Jupyter (or GitHub): formulas kept, and each dollar our renderer reads as a
-    dollar sign escaped, since they take any two dollars for a formula ("$500 now, $125 later")."""
-    return rewrite_math(source, formula=lambda markup, latex: f"{markup}{latex}{markup}", dollar="\\$")
+    dollar sign escaped, since they take any two dollars for a formula ("$500 now, $125 later").
+    Raw HTML is escaped, as our renderer escapes it: a trace's text may be hand-made, and Jupyter
+    would otherwise run `<img onerror=...>` in a trusted notebook."""
+    return rewrite_math(source, formula=lambda markup, latex: f"{markup}{latex}{markup}", dollar="\\$",
+                        text=_without_raw_html if _holds_raw_html(source) else lambda run: run)
+
+
+# The start of what CommonMark reads as raw HTML: a tag, a closing tag, a comment, a declaration or
+# a processing instruction; an autolink (<https://...>, <someone@example.org>) is not.
+RAW_HTML_START = re.compile(r"<(?=[A-Za-z/!?])(?![A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*>)(?![^\s<>@]+@[^\s<>@]+>)")
+
+
+def _holds_raw_html(source: str) -> bool:
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").parse(source)
+    return any(token.type == "html_block" or any(child.type == "html_inline" for child in token.children or ())
+               for token in tokens)
+
+
+def _without_raw_html(run: str) -> str:
+    return RAW_HTML_START.sub("&lt;", run)
 
 
 def _link_bundle(rendering: dict, definition: Callable[[int, int], str]) -> dict:

@@ -50,6 +50,7 @@ OUTPUT_LINES = 12
 MARK = "▶"
 KEYS_HELP = "l/h step  j/k over  u out  g go to  / search  n again  q quit"
 HTML_TAG = re.compile(r"<[^>]+>")
+CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # every control character but tab and newline
 CLEAR = "\x1b[H\x1b[2J"
 ALTERNATE_SCREEN = ("\x1b[?1049h\x1b[?25l", "\x1b[?25h\x1b[?1049l")  # enter (cursor hidden), leave
 ARROWS = {"\x1b[C": "l", "\x1b[D": "h", "\x1b[1;2C": "j", "\x1b[1;2D": "k", "\x1bOC": "l", "\x1bOD": "h"}
@@ -98,8 +99,17 @@ def run(args: argparse.Namespace) -> int:
         console.print(view.frame(step, CONTEXT_ABOVE, CONTEXT_BELOW))
         return 0
     except (TraceFormatError, ShowError) as error:
-        print(f"{PROG}: error: {error}", file=sys.stderr)
+        print(visible(f"{PROG}: error: {error}"), file=sys.stderr)
         return 2
+
+
+def visible(text: str) -> str:
+    """`text` with each control character written as a Python literal writes it (`\\x1b`, `\\r`).
+
+    Everything `show` prints from a trace goes through here: the terminal must show such text,
+    never obey it (an escape sequence in a text() or a print can retitle the window, write the
+    clipboard through OSC 52, or clear the screen)."""
+    return CONTROL.sub(lambda found: repr(found[0])[1:-1], text)
 
 
 def find_section(model: TraceModel, name: str) -> int:
@@ -146,8 +156,9 @@ class StepView:
         # Counted from 1, as the web viewer's counter and its URL (?at=) count.
         position = f"step {s + 1} of {len(model.steps)} ({bisect.bisect_left(model.stops, s) + 1} of {len(model.stops)} stops)"
         where = f"{model.files[model.step_file[s]]['path']}:{model.line_of(s)}"
-        return Group(Rule(f"{model.header.get('title', self.name)} · {position}", style="bold"),
-                     Text(f"{section}{stack} · {where}", style="dim", overflow="ellipsis", no_wrap=True))
+        title = Text(visible(f"{model.header.get('title', self.name)} · {position}"))  # a str would be read as markup
+        return Group(Rule(title, style="bold"),
+                     Text(visible(f"{section}{stack} · {where}"), style="dim", overflow="ellipsis", no_wrap=True))
 
     def code_window(self, s: int, above: int, below: int) -> list[tuple[RenderableType, bool]]:
         """(row, is_current) for the lines around step s: hidden lines left out, statements that
@@ -176,7 +187,7 @@ class StepView:
 
     def code_row(self, file: int, number: int, current: bool) -> RenderableType:
         if file not in self._highlighted:
-            source = "\n".join(self.model.lines[file])
+            source = "\n".join(visible(line) for line in self.model.lines[file])
             self._highlighted[file] = Syntax(source, "python", theme="ansi_dark").highlight(source).split("\n")
         gutter = Text(f"{MARK if current else ' '}{number:>5} │ ", style="bold yellow" if current else "dim")
         row = Text.assemble(gutter, self._highlighted[file][number - 1])
@@ -202,15 +213,16 @@ class StepView:
         kind = rendering.get("type")
         if kind == "markdown":
             if rendering.get("verbatim"):
-                return Text(rendering.get("source", HTML_TAG.sub("", rendering.get("html", ""))))
+                return Text(visible(rendering.get("source", HTML_TAG.sub("", rendering.get("html", "")))))
             if "source" in rendering:
-                return Markdown(plain_math(rendering["source"]))
-            return Text(HTML_TAG.sub("", rendering.get("html", "")))
+                return Markdown(visible(plain_math(rendering["source"])))
+            return Text(visible(HTML_TAG.sub("", rendering.get("html", ""))))
         if kind == "link":
+            title = (visible(rendering["title"]), "underline")
             if "url" in rendering:
-                return Text.assemble(("↗ ", "cyan"), (rendering["title"], "underline"), f" <{rendering['url']}>")
+                return Text.assemble(("↗ ", "cyan"), title, visible(f" <{rendering['url']}>"))
             path = self.model.files[rendering["file"]]["path"]
-            return Text.assemble(("→ ", "cyan"), (rendering["title"], "underline"), f" ({path}:{rendering['line']})")
+            return Text.assemble(("→ ", "cyan"), title, visible(f" ({path}:{rendering['line']})"))
         label = "plot" if kind == "plot" else "image"
         src = rendering.get("src")
         if src is None:
@@ -219,7 +231,7 @@ class StepView:
             where = "inline in the trace"
         else:
             where = str(self.folder / src)
-        return Text(f"[{label}: {rendering.get('alt', '')} — {where}]", style="magenta")
+        return Text(visible(f"[{label}: {rendering.get('alt', '')} — {where}]"), style="magenta")
 
     def rendered_text(self, s: int) -> str:
         """The plain text of what step s rendered (what search looks through besides the code)."""
@@ -236,12 +248,12 @@ class StepView:
         if env:
             rows.append(Rule("values", style="dim"))
             for name, (value, written) in env.items():
-                text = format_value(value).split("\n")
+                text = visible(format_value(value)).split("\n")
                 if len(text) > VALUE_LINES:
                     text = text[:VALUE_LINES - 1] + [f"... ({len(text) - VALUE_LINES + 1} more lines)"]
                 changed = written == s
                 rows.append(Text.assemble(("* " if changed else "  ", "bold green"),
-                                          (name, "bold" if changed else ""), " = ", "\n    ".join(text),
+                                          (visible(name), "bold" if changed else ""), " = ", "\n    ".join(text),
                                           overflow="ellipsis", no_wrap=True))
         extras = model.extras(s)
         printed = (extras.get("o", "") + extras.get("e", "")).rstrip("\n")
@@ -250,11 +262,11 @@ class StepView:
             lines = printed.split("\n")
             if len(lines) > OUTPUT_LINES:
                 lines = lines[:OUTPUT_LINES - 1] + [f"... ({len(lines) - OUTPUT_LINES + 1} more lines)"]
-            rows.append(Text("\n".join(lines)))
+            rows.append(Text(visible("\n".join(lines))))
         if "x" in extras:
             error = extras["x"]
             rows.append(Rule("error", style="red"))
-            rows.append(Text(f"{error.get('type')}: {error.get('message')}", style="bold red"))
+            rows.append(Text(visible(f"{error.get('type')}: {error.get('message')}"), style="bold red"))
         return rows
 
 

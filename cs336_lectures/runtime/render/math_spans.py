@@ -18,9 +18,11 @@ from typing import Callable
 CODE_SPAN = re.compile(r"(`+)[\s\S]*?\1")  # code spans and fenced blocks keep their dollars as written
 
 
-def rewrite_math(source: str, formula: Callable[[str, str], str], dollar: str) -> str:
-    """`source` with each formula replaced by `formula(markup, latex)` (markup is `$` or `$$`) and
-    each dollar that is not part of a formula, outside code, by `dollar`."""
+def rewrite_math(source: str, formula: Callable[[str, str], str], dollar: str,
+                 text: Callable[[str], str] = lambda run: run) -> str:
+    """`source` with each formula replaced by `formula(markup, latex)` (markup is `$` or `$$`),
+    each dollar that is not part of a formula, outside code, by `dollar`, and each run of other
+    text outside code, formulas and backslash escapes by `text(run)`."""
     from cs336_lectures.runtime.render.rendering import _markdown_parser
 
     formulas: list[tuple[str, str]] = []  # (markup, latex) in the order they appear
@@ -30,22 +32,37 @@ def rewrite_math(source: str, formula: Callable[[str, str], str], dollar: str) -
         formulas.extend((child.markup, child.content) for child in token.children or ()
                         if child.type.startswith("math_inline"))
     out: list[str] = []
+    run: list[str] = []  # plain text since the last code span, formula, escape or dollar
+
+    def end_run() -> None:
+        if run:
+            out.append(text("".join(run)))
+            run.clear()
+
     i = 0
     while i < len(source):
         code = CODE_SPAN.match(source, i) if source[i] == "`" else None
         if code:
+            end_run()
             out.append(code.group())
             i = code.end()
         elif source[i] == "\\":
+            end_run()
             out.append(source[i:i + 2])
             i += 2
         elif source[i] == "$" and formulas and source.startswith(_written(*formulas[0]), i):
+            end_run()
             markup, latex = formulas.pop(0)
             out.append(formula(markup, latex))
             i += len(_written(markup, latex))
-        else:
-            out.append(dollar if source[i] == "$" else source[i])
+        elif source[i] == "$":
+            end_run()
+            out.append(dollar)
             i += 1
+        else:
+            run.append(source[i])
+            i += 1
+    end_run()
     return "".join(out)
 
 

@@ -45,15 +45,9 @@ from cs336_lectures.runtime.publish.site import (
     build_index,
 )
 from cs336_lectures.runtime.server.events import EventHub
-from cs336_lectures.runtime.server.retracing import (
-    EARLY_DIR,
-    TRACER_COMMAND,
-    Lecture,
-    LectureWatcher,
-    Retracer,
-    early_trace,
-    shown_early_trace,
-)
+from cs336_lectures.runtime.server.retracing import Lecture, LectureWatcher, Retracer
+from cs336_lectures.runtime.server.tracer_subprocess import TRACER_COMMAND
+from cs336_lectures.runtime.server.traces_folder import EARLY_DIR, early_trace, shown_early_trace
 from cs336_lectures.runtime.server.source_files import (
     SourceConflict,
     SourceError,

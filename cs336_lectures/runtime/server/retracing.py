@@ -7,50 +7,32 @@ in a `cs336-lectures trace` subprocess where the platform cannot fork. A run wri
 temporary folder; its trace replaces the served one only when it succeeded, so a syntax error
 or an exception leaves the last good trace in place (the failed one is kept beside it). The
 `LectureWatcher` turns file changes into requests: a lecture's own edit re-runs what it
-affects, a change to a project module it imported the whole lecture.
+affects, a change to a project module it imported the whole lecture. Where runs write and
+how they are installed is traces_folder.py; the tracer subprocess, tracer_subprocess.py; the
+check of a resumed run by a whole one, verification.py.
 """
 
 from __future__ import annotations
 
-import errno
-import json
 import os
 import shutil
-import signal
-import subprocess
-import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
-from cs336_lectures.atomic import write_bytes_atomically
 from cs336_lectures.runtime.i18n.catalog import LANGUAGES, catalog_path
 from cs336_lectures.runtime.i18n.run_messages import Note, count_of, maybe_note, note
-from cs336_lectures.runtime.kernel.client import (
-    KernelProcess,
-    KernelUnavailable,
-    OutputTail,
-)
+from cs336_lectures.runtime.kernel.client import KernelProcess, KernelUnavailable
 from cs336_lectures.runtime.kernel.protocol import EARLY_SUFFIX
-from cs336_lectures.runtime.processes import kernel_can_fork, kill_process_group
-from cs336_lectures.runtime.publish.site import FAILED_SUFFIX
+from cs336_lectures.runtime.processes import kernel_can_fork
 from cs336_lectures.runtime.server.events import EventHub
-from cs336_lectures.runtime.server.verification import append_to_log, correction_note, first_differing_step, log_entry
+from cs336_lectures.runtime.server.tracer_subprocess import TracerProcesses, no_trace_reason
+from cs336_lectures.runtime.server.traces_folder import (TracesFolder, early_trace, failure_message, lecture_source, move,
+                                                         read_trace, shown_early_trace, tail)
+from cs336_lectures.runtime.server.verification import ResumedRun, Verifier
 from cs336_lectures.runtime.server.watch import FileWatcher
-from cs336_lectures.runtime.trace.compare import comparable
-
-TRACER_COMMAND = [sys.executable, "-m", "cs336_lectures", "trace"]
-# Under the traces folder: a resumed run's trace up to the section after the edit, while the
-# sections after it still run (not listed in the index; removed when the run ends).
-EARLY_DIR = "early"
-ERROR_TAIL_LINES = 30
-# The tracer enforces --timeout itself; this only catches a tracer that hangs regardless.
-TRACER_GRACE_SECONDS = 60.0
-DEFAULT_TRACER_LIMIT_SECONDS = 3600.0
 
 
 class Lecture:
@@ -92,28 +74,6 @@ class Lecture:
         return tuple(stamps)
 
 
-@dataclass
-class ResumedRun:
-    """A published run that resumed from a checkpoint, kept until a whole run has checked it."""
-
-    trace: dict
-    line: Note  # its run line
-    state: str  # "ok", or "error" for a failed run
-    old_source: str | None  # the source of the trace it replaced, where known
-    early: Path | None = None  # the early view viewers were shown while it ran, if any
-
-
-@dataclass
-class WholeRun:
-    """A whole run made to check a resumed one: its trace (None if it wrote none) in `folder`."""
-
-    trace: dict | None
-    folder: Path
-    output: str  # the run's stderr or the kernel's output, for a failure's message
-    returncode: int
-    temporary: bool  # the folder is the run's own, removed once it is read
-
-
 class Retracer:
     """Runs `cs336-lectures trace` for one lecture at a time; requests while one runs coalesce.
 
@@ -123,21 +83,18 @@ class Retracer:
     def __init__(self, traces_dir: Path, hub: EventHub, tracer_command: list[str],
                  max_steps: int | None, timeout: float | None, log: Callable[[str], None] = print,
                  verification_log: Path | None = None):
-        self.traces_dir = traces_dir
-        self.verification_log = verification_log
+        self.folder = TracesFolder(traces_dir)
         self.hub = hub
-        self.tracer_command = tracer_command
         self.max_steps = max_steps
         self.timeout = timeout
         self.log = log
         self.closed = threading.Event()
-        self._processes: set[subprocess.Popen] = set()
+        self.processes = TracerProcesses(tracer_command, max_steps, timeout, self.closed)
+        self.verifier = Verifier(self, verification_log) if verification_log is not None else None
         self._threads: set[threading.Thread] = set()
         self._lock = threading.Lock()
         self.use_kernels = kernel_can_fork()
         self._kernels: dict[str, KernelProcess] = {}
-        self._running_process: dict[str, subprocess.Popen] = {}  # lecture name -> its tracer subprocess
-        self._cancelled: set[subprocess.Popen] = set()  # killed by a newer edit (not by the lecture)
         self.on_modules: Callable[[Lecture, list[str]], None] = lambda lecture, modules: None
 
     def request(self, lecture: Lecture, *, full: Note | None = None, supersede: bool = False) -> None:
@@ -177,10 +134,10 @@ class Retracer:
         except (OSError, UnicodeDecodeError):
             pass
         try:
-            self._kernel(lecture).run(max_steps=self.max_steps, timeout=self.timeout)
+            self.kernel(lecture).run(max_steps=self.max_steps, timeout=self.timeout)
         except KernelUnavailable as error:
             self.log(f"{lecture.name}: {error}")
-            self._drop_kernel(lecture)
+            self.drop_kernel(lecture)
         finally:
             with lecture.lock:
                 lecture.running = False
@@ -221,7 +178,7 @@ class Retracer:
                 if resumed is None:
                     return
                 try:
-                    self._verify(lecture, generation, resumed)
+                    self.verifier.check(lecture, generation, resumed)
                 except Exception as error:  # noqa: BLE001 - a check that fails leaves the published run as it is
                     self.log(f"{lecture.name}: could not check the resumed run: {error}")
                 finally:
@@ -236,14 +193,6 @@ class Retracer:
             with self._lock:
                 self._threads.discard(threading.current_thread())
 
-    def command(self, lecture: Lecture, out: Path) -> list[str]:
-        command = [*self.tracer_command, lecture.given, "-o", str(out), "--quiet"]
-        if self.max_steps is not None:
-            command += ["--max-steps", str(self.max_steps)]
-        if self.timeout is not None:
-            command += ["--timeout", f"{self.timeout:g}"]
-        return command
-
     def retrace(self, lecture: Lecture, full: Note | None = None) -> dict | None:
         """Run the lecture (in its warm kernel where the platform allows) and install the result
         if it is good (or nothing better exists); None when a newer edit cancelled the run.
@@ -253,61 +202,60 @@ class Retracer:
         that a whole run is to check, `verification: "pending"` and `resumed` (a ResumedRun, for
         the worker, not the event).
         """
-        self.traces_dir.mkdir(parents=True, exist_ok=True)
+        self.folder.path.mkdir(parents=True, exist_ok=True)
         if self.use_kernels and not self.closed.is_set():
             try:
                 return self._retrace_in_kernel(lecture, full)
             except KernelUnavailable as error:
                 self.log(f"{lecture.name}: {error}; tracing in a new process instead")
-                self._drop_kernel(lecture)
+                self.drop_kernel(lecture)
         return self._retrace_in_subprocess(lecture)
 
-    def _kernel(self, lecture: Lecture) -> KernelProcess:
+    def kernel(self, lecture: Lecture) -> KernelProcess:
         with self._lock:
             kernel = self._kernels.get(lecture.name)
             if kernel is None:
                 kernel = self._kernels[lecture.name] = KernelProcess(lecture.path, [], log=self.log)
-                kernel.command = self.command(lecture, kernel.out)
+                kernel.command = self.processes.command(lecture, kernel.out)
         return kernel
 
-    def _drop_kernel(self, lecture: Lecture) -> None:
+    def drop_kernel(self, lecture: Lecture) -> None:
         with self._lock:
             kernel = self._kernels.pop(lecture.name, None)
         if kernel is not None:
             kernel.close()
 
     def _retrace_in_kernel(self, lecture: Lecture, full: Note | None) -> dict | None:
-        kernel = self._kernel(lecture)
-        served_early = early_trace(self.traces_dir, lecture.name)
-        shown = shown_early_trace(self.traces_dir, lecture.name)
+        kernel = self.kernel(lecture)
+        served_early = early_trace(self.folder.path, lecture.name)
+        shown = shown_early_trace(self.folder.path, lecture.name)
         shown.unlink(missing_ok=True)  # the last run's, checked by now
         try:
             reply = kernel.run(max_steps=self.max_steps, timeout=self.timeout, full=full,
                                on_early=lambda message: self._show_early(lecture, kernel, message))
         finally:
-            if self.verification_log is not None and served_early.is_file():
+            if self.verifier is not None and served_early.is_file():
                 os.replace(served_early, shown)  # for the check: was it the start of the whole trace?
             served_early.unlink(missing_ok=True)
         if reply is None:
             return None
         self.on_modules(lecture, reply.get("modules") or [])
         produced = kernel.out / f"{lecture.name}.json"
-        self._install_assets(kernel.out)  # content-addressed: harmless, and a later resumed run may need them
-        trace = _read_trace(produced) if reply.get("status") is not None else None
+        self.folder.install_assets(kernel.out)  # content-addressed: harmless, and a later resumed run may need them
+        trace = read_trace(produced) if reply.get("status") is not None else None
         if trace is None:
             reason = reply.get("message") or "the run wrote no trace"
             output = kernel.output_tail()
             return {"state": "error", "message": f"{reason}\n{output}".strip()}
         summary = run_summary(reply)
         if reply["state"] == "ok":
-            self._install(kernel.out, produced)
-            (self.traces_dir / f"{lecture.name}{FAILED_SUFFIX}").unlink(missing_ok=True)
+            self.folder.install_good(kernel.out, produced, lecture.name)
             outcome = {"state": "ok", "message": str(summary), "note": summary.to_json(), "mode": reply["mode"]}
         else:
-            outcome = self._install_failure(lecture, kernel.out, produced,
-                                            _failure_message(trace, kernel.output_tail(), 2))
-        old_source, lecture.traced_source = lecture.traced_source, _lecture_source(trace)
-        if reply["mode"] == "incremental" and self.verification_log is not None:
+            outcome = self.folder.install_failure(lecture.name, kernel.out, produced,
+                                            failure_message(trace, kernel.output_tail(), 2))
+        old_source, lecture.traced_source = lecture.traced_source, lecture_source(trace)
+        if reply["mode"] == "incremental" and self.verifier is not None:
             outcome["verification"] = "pending"
             outcome["resumed"] = ResumedRun(trace, summary, outcome["state"], old_source,
                                             shown if shown.is_file() else None)
@@ -319,231 +267,56 @@ class Retracer:
         produced = kernel.out / f"{lecture.name}{EARLY_SUFFIX}"
         if not produced.is_file():
             return
-        self._install_assets(kernel.out)
-        served = early_trace(self.traces_dir, lecture.name)
+        self.folder.install_assets(kernel.out)
+        served = early_trace(self.folder.path, lecture.name)
         served.parent.mkdir(exist_ok=True)
-        _move(produced, served)
+        move(produced, served)
         with lecture.lock:
             generation = lecture.generation
         summary = early_summary(message)
         self.hub.publish({"trace": lecture.name, "state": "early", "generation": generation,
-                          "file": served.relative_to(self.traces_dir).as_posix(), "until": message.get("until", 0),
+                          "file": served.relative_to(self.folder.path).as_posix(), "until": message.get("until", 0),
                           "message": str(summary), "note": summary.to_json()})
-
-    def _verify(self, lecture: Lecture, generation: int, resumed: ResumedRun) -> None:
-        """Run the whole lecture and compare its trace with the resumed run's (published already):
-        the same, and viewers mark the trace verified; else the whole trace replaces it, the run
-        line says where they parted, and the case goes to the log."""
-        self._check_early_view(lecture, resumed)
-        whole = self._whole_run(lecture)
-        if whole is None or self.closed.is_set():  # cancelled: a newer edit runs next
-            return
-        try:
-            if whole.trace is not None:
-                ours, theirs = comparable(resumed.trace), comparable(whole.trace)
-                if ours == theirs:
-                    self.hub.publish({"trace": lecture.name, "generation": generation, "state": "verified",
-                                      "verification": "verified", "mode": "incremental", "message": str(resumed.line),
-                                      "note": resumed.line.to_json()})
-                    self.log(f"{lecture.name}: verified by a whole run")
-                    return
-                step = first_differing_step(ours, theirs)
-            else:
-                ours, theirs, step = comparable(resumed.trace), None, 0
-            correction = correction_note(step)
-            outcome = self._install_correction(lecture, resumed, whole, correction)
-            with lecture.lock:
-                lecture.generation += 1
-                generation = lecture.generation
-                if outcome["state"] != "ok":  # the kernel's checkpoints are the resumed run's: start afresh
-                    lecture.pending_full = note("the last resumed run was corrected")
-            self._log_case(lecture, "resumed run", resumed, ours, theirs, step)  # logged before anyone hears of it
-            self.hub.publish({"trace": lecture.name, "generation": generation, "verification": "corrected",
-                              "mode": "full", "step": step, **outcome})
-            self.log(f"{lecture.name}: {correction}")
-        finally:
-            if whole.temporary:
-                shutil.rmtree(whole.folder, ignore_errors=True)
-
-    def _check_early_view(self, lecture: Lecture, resumed: ResumedRun) -> None:
-        """Log an early view that was not the start of its run's whole trace (the kernel writes
-        none where it can see that a recorded step may still change: this finds what it missed)."""
-        if resumed.early is None:
-            return
-        early = _read_trace(resumed.early)
-        resumed.early.unlink(missing_ok=True)
-        if early is None:
-            return
-        shown = {**resumed.trace, "steps": resumed.trace["steps"][:len(early["steps"])]}
-        step = first_differing_step(comparable(early), comparable(shown))
-        if step is None:
-            return
-        self.log(f"{lecture.name}: the early view differed from its run's whole trace at step {step + 1}")
-        self._log_case(lecture, "early view", resumed, comparable(early), comparable(shown), step)
-
-    def _whole_run(self, lecture: Lecture) -> WholeRun | None:
-        """The whole lecture, run afresh (forked from its kernel, else in a new process); None if cancelled."""
-        produced = f"{lecture.name}.json"
-        if self.use_kernels and not self.closed.is_set():
-            kernel = self._kernel(lecture)
-            try:
-                reply = kernel.run(max_steps=self.max_steps, timeout=self.timeout,
-                                   full=note("checking a resumed run against a whole one"))
-            except KernelUnavailable as error:
-                self.log(f"{lecture.name}: {error}; checking in a new process instead")
-                self._drop_kernel(lecture)
-            else:
-                if reply is None:
-                    return None
-                trace = _read_trace(kernel.out / produced) if reply.get("status") is not None else None
-                message = reply.get("message") or "the run wrote no trace"
-                return WholeRun(trace, kernel.out, f"{message}\n{kernel.output_tail()}".strip(), 2, temporary=False)
-        if self.closed.is_set():
-            return None
-        staging = Path(tempfile.mkdtemp(prefix=f".verify-{lecture.name}.", dir=self.traces_dir))
-        returncode, stderr = self._run(self.command(lecture, staging), lecture)
-        if returncode is None:
-            shutil.rmtree(staging, ignore_errors=True)
-            return None
-        trace = _read_trace(staging / produced)
-        return WholeRun(trace, staging, tail(stderr) or _no_trace_reason(returncode), returncode, temporary=True)
-
-    def _install_correction(self, lecture: Lecture, resumed: ResumedRun, whole: WholeRun, correction: Note) -> dict:
-        """Put the whole run's trace where the resumed run's was served; the outcome part of the event."""
-        produced = whole.folder / f"{lecture.name}.json"
-        line = {"note": correction.to_json()}
-        if whole.trace is None:  # nothing to install: the lecture, run afresh, writes no trace
-            return {"state": "error", "message": f"{whole.output}\n({correction})", **line}
-        lecture.traced_source = _lecture_source(whole.trace)
-        if whole.trace["header"].get("status") == "ok":
-            self._install(whole.folder, produced)
-            (self.traces_dir / f"{lecture.name}{FAILED_SUFFIX}").unlink(missing_ok=True)
-            return {"state": "ok", "message": str(correction), **line}
-        failure = f"{_failure_message(whole.trace, whole.output, whole.returncode)}\n({correction})"
-        if resumed.state == "ok":  # the good trace served is the resumed run's, which a fresh run does not give
-            self._install(whole.folder, produced)
-            return {"state": "error", "message": failure, "installed": True, "failed_trace": lecture.name, **line}
-        return {**self._install_failure(lecture, whole.folder, produced, failure), **line}
-
-    def _log_case(self, lecture: Lecture, case: str, resumed: ResumedRun, shown: dict, truth: dict | None,
-                  step: int | None) -> None:
-        """Append to the log that `shown` (comparable), what viewers saw of the resumed run, was not `truth`."""
-        truth = truth if truth is not None else {"header": {"status": None}, "steps": []}  # a run without a trace
-        entry = log_entry(lecture=str(lecture.path), trace=lecture.name, resumed_line=str(resumed.line),
-                          old_source=resumed.old_source, new_source=_lecture_source(resumed.trace) or "",
-                          resumed=shown, whole=truth, step=step,
-                          time=datetime.now(timezone.utc).isoformat(timespec="seconds"))
-        try:
-            append_to_log(self.verification_log, {"case": case, **entry})
-        except OSError as error:
-            self.log(f"{lecture.name}: cannot append to {self.verification_log}: {error.strerror or error}")
 
     def _cancel(self, lecture: Lecture) -> None:
         """Stop the run in progress for `lecture` (called with lecture.lock held)."""
         with self._lock:
             kernel = self._kernels.get(lecture.name)
-            process = self._running_process.get(lecture.name)
         if kernel is not None:
             kernel.cancel()
-        if process is not None:
-            with self._lock:
-                self._cancelled.add(process)
-            kill_process_group(process)
+        self.processes.cancel(lecture.name)
 
     def _retrace_in_subprocess(self, lecture: Lecture) -> dict | None:
-        staging = Path(tempfile.mkdtemp(prefix=f".retrace-{lecture.name}.", dir=self.traces_dir))
+        staging = Path(tempfile.mkdtemp(prefix=f".retrace-{lecture.name}.", dir=self.folder.path))
         try:
             started = time.monotonic()
-            returncode, stderr = self._run(self.command(lecture, staging), lecture)
+            returncode, stderr = self.processes.run(self.processes.command(lecture, staging), lecture.name)
             if returncode is None:
                 return None
             produced = staging / f"{lecture.name}.json"
-            trace = _read_trace(produced)
+            trace = read_trace(produced)
             if trace is None:
-                reason = tail(stderr) or _no_trace_reason(returncode)
+                reason = tail(stderr) or no_trace_reason(returncode)
                 return {"state": "error", "message": reason}
             header = trace["header"]
-            lecture.traced_source = _lecture_source(trace)
+            lecture.traced_source = lecture_source(trace)
             if returncode == 0 and header.get("status") == "ok":
-                self._install(staging, produced)
-                (self.traces_dir / f"{lecture.name}{FAILED_SUFFIX}").unlink(missing_ok=True)
+                self.folder.install_good(staging, produced, lecture.name)
                 summary = note("traced {steps} in {seconds} s", steps=count_of(header.get("num_steps", 0), "step", "steps"),
                                seconds=f"{time.monotonic() - started:.1f}")
                 return {"state": "ok", "message": str(summary), "note": summary.to_json()}
-            return self._install_failure(lecture, staging, produced, _failure_message(trace, stderr, returncode))
+            return self.folder.install_failure(lecture.name, staging, produced, failure_message(trace, stderr, returncode))
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-
-    def _run(self, command: list[str], lecture: Lecture) -> tuple[int | None, str]:
-        """Run the tracer in its own session, its output read with a bound; (None, "") when cancelled."""
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, start_new_session=True)
-        output = [OutputTail(process.stdout), OutputTail(process.stderr)]
-        with self._lock:
-            self._processes.add(process)
-            self._running_process[lecture.name] = process
-        try:
-            limit = (self.timeout or DEFAULT_TRACER_LIMIT_SECONDS) + TRACER_GRACE_SECONDS
-            note = ""
-            try:
-                process.wait(timeout=limit)
-            except subprocess.TimeoutExpired:
-                note = f"\nthe tracer did not finish within {limit:.0f} s and was stopped"
-            kill_process_group(process)  # whatever the lecture started dies with the run
-            for tail in output:
-                tail.thread.join(timeout=5)
-            with self._lock:
-                cancelled = process in self._cancelled
-            # A lecture may kill its own process (or its session) too: only our kill is a cancel.
-            if cancelled or self.closed.is_set():
-                return None, ""
-            stdout, stderr = (tail.text() for tail in output)
-            return process.returncode, (stderr or stdout) + note
-        finally:
-            with self._lock:
-                self._processes.discard(process)
-                self._running_process.pop(lecture.name, None)
-                self._cancelled.discard(process)
-
-    def _has_good_trace(self, lecture: Lecture) -> bool:
-        trace = _read_trace(self.traces_dir / f"{lecture.name}.json")
-        return trace is not None and trace["header"].get("status") == "ok"
-
-    def _install(self, staging: Path, produced: Path, name: str | None = None) -> None:
-        """Assets first (content-addressed, so overwriting is harmless), then the trace (as `name`)."""
-        self._install_assets(staging)
-        _move(produced, self.traces_dir / (name or produced.name))
-
-    def _install_failure(self, lecture: Lecture, staging: Path, produced: Path, message: str) -> dict:
-        """A failed run's outcome: its trace replaces one that is no better, else it is kept beside
-        the good trace as NAME.failed.json (out of the index) so the viewer can open it at its error."""
-        outcome = {"state": "error", "message": message}
-        if not self._has_good_trace(lecture):
-            self._install(staging, produced)
-            outcome["installed"] = True
-            outcome["failed_trace"] = lecture.name
-        else:
-            self._install(staging, produced, f"{lecture.name}{FAILED_SUFFIX}")
-            outcome["failed_trace"] = f"{lecture.name}{FAILED_SUFFIX}".removesuffix(".json")
-        return outcome
-
-    def _install_assets(self, staging: Path) -> None:
-        assets = staging / "assets"
-        if assets.is_dir():
-            (self.traces_dir / "assets").mkdir(exist_ok=True)
-            for asset in assets.iterdir():
-                _move(asset, self.traces_dir / "assets" / asset.name)
 
     def close(self) -> None:
         """Kill every run and kernel (and what they started), remove their folders, end the threads."""
         self.closed.set()
         with self._lock:
-            processes = list(self._processes)
             threads = list(self._threads)
             kernels = list(self._kernels.values())
             self._kernels.clear()
-        for process in processes:
-            kill_process_group(process)
+        self.processes.kill_all()
         for kernel in kernels:
             kernel.close()
         for thread in threads:
@@ -581,73 +354,6 @@ def _sections_after(reply: dict) -> int:
 
 def _sections(count: int) -> Note:
     return count_of(count, "section", "sections")
-
-
-def early_trace(traces_dir: Path, name: str) -> Path:
-    """Where the server serves the early view of lecture `name`'s run in progress."""
-    return traces_dir / EARLY_DIR / f"{name}.json"
-
-
-def shown_early_trace(traces_dir: Path, name: str) -> Path:
-    """Where the early view of the run that ended waits for its check (hidden: no longer served)."""
-    return traces_dir / EARLY_DIR / f".{name}.shown.json"
-
-
-def _move(source: Path, target: Path) -> None:
-    """Rename, or copy atomically where the two are on different file systems."""
-    try:
-        os.replace(source, target)
-    except OSError as error:
-        if error.errno != errno.EXDEV:
-            raise
-        write_bytes_atomically(target, source.read_bytes())
-        source.unlink()
-
-
-def _lecture_source(trace: dict) -> str | None:
-    """The lecture's source as a trace recorded it (its first file)."""
-    try:
-        return trace["files"][0]["source"]
-    except (KeyError, IndexError, TypeError):
-        return None
-
-
-def _read_trace(path: Path) -> dict | None:
-    """The trace at `path` as parsed JSON, or None unless it is readable and has a header."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) and isinstance(data.get("header"), dict) else None
-
-
-def _no_trace_reason(returncode: int) -> str:
-    """Why a tracer that wrote no trace ended: "the tracer exited with status 2", or the signal that killed it."""
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return (f"the run was killed by {name} and wrote no trace (did the lecture signal its own process "
-                f"or session?)")
-    return f"the tracer exited with status {returncode} and wrote no trace"
-
-
-def _failure_message(trace: dict, stderr: str, returncode: int) -> str:
-    """Why a traced run is not good: the header's message and the traceback of the error step."""
-    header = trace["header"]
-    lines = [header.get("message") or f"the lecture stopped with status {header.get('status')}"]
-    try:
-        steps = trace.get("steps") or []
-        extras = steps[-1][2] if steps and len(steps[-1]) > 2 else {}
-        error = extras.get("x") if isinstance(extras, dict) else None
-        if error and error.get("traceback"):
-            lines.append(tail(error["traceback"]))
-    except (IndexError, AttributeError):  # a malformed trace: the header's message alone
-        pass
-    if returncode not in (0, 1) and stderr.strip():
-        lines.append(tail(stderr))
-    return "\n".join(lines)
 
 
 class LectureWatcher:
@@ -695,6 +401,3 @@ class LectureWatcher:
                 self.retracer.request(self.lectures[name], full=note("{module} changed", module=shown), supersede=True)
 
 
-def tail(text: str, lines: int = ERROR_TAIL_LINES) -> str:
-    """The last `lines` lines of `text`: where a traceback or a tracer's stderr says what went wrong."""
-    return "\n".join(text.strip().splitlines()[-lines:])

@@ -135,7 +135,7 @@ class Tracer:
     """Records the steps of one run; also the Recorder that text(), image()... report to."""
 
     def __init__(self, traced_paths: list[Path], *, assets: AssetStore | None = None, inspect_all: bool = False,
-                 max_steps: int | None = None, timeout: float | None = None,
+                 max_steps: int | None = None, timeout: float | None = None, timeout_source: str = "--timeout",
                  on_progress: Callable[[int, float], None] | None = None):
         from cs336_lectures.runtime.trace.values import ValueEncoder
 
@@ -145,6 +145,7 @@ class Tracer:
         self.every_line = Directive() if inspect_all else None
         self.max_steps = max_steps
         self.timeout = timeout
+        self.timeout_source = timeout_source  # who set the limit, for the message
         self.on_progress = on_progress
 
         self.files: list[_File] = []
@@ -515,7 +516,7 @@ class Tracer:
 
     def _note_timeout(self) -> None:
         self.stop_status = "timeout"
-        self.stop_message = (f"stopped after {self.timeout:g} s (the limit set by --timeout), "
+        self.stop_message = (f"stopped after {self.timeout:g} s (the limit set by {self.timeout_source}), "
                              f"at step {len(self.steps)}")
 
     # --- the error step --------------------------------------------------------------------

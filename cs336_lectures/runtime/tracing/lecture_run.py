@@ -46,8 +46,8 @@ def _module_docstring(module: types.ModuleType) -> str | None:
 
 def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
                   trace_modules: tuple[str, ...] = (), inspect_all: bool = False,
-                  max_steps: int | None = None, timeout: float | None = None, seed: int = 0,
-                  quiet: bool = False, command: tuple[str, ...] = (),
+                  max_steps: int | None = None, timeout: float | None = None, timeout_source: str = "--timeout",
+                  seed: int = 0, quiet: bool = False, command: tuple[str, ...] = (),
                   report_progress: Callable[..., None] | None = None,
                   supervision: Supervision | None = None, hooks: TraceHooks | None = None) -> TraceResult:
     """Trace `path` (its main(), a section, or its top level) into `<output_dir>/<stem>[.<section>].json`.
@@ -71,7 +71,7 @@ def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,
             assets = AssetStore(output_dir.absolute() / "assets", Path("var/files").absolute())  # the lecture may chdir
             tracer = Tracer(traced, assets=assets,
                             inspect_all=inspect_all, max_steps=max_steps, timeout=timeout,
-                            on_progress=on_progress)
+                            timeout_source=timeout_source, on_progress=on_progress)
             seed_everything(seed)
             created = creation_time()
             if entry == "<module>":

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 import pexpect
 import pytest
@@ -108,13 +109,15 @@ def main():
 '''
 
 
-def test_ctrl_c_on_a_terminal_asks_and_cancels(tmp_path):
-    (tmp_path / "slow.py").write_text(SLOW)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    child = pexpect.spawn(sys.executable, ["-m", "cs336_lectures", "trace", "slow.py", "--executor", "local"],
-                          cwd=str(tmp_path), env=env, encoding="utf-8", timeout=120)
+def cancel_with_ctrl_c(executor: str, folder: Path, env: dict, running: Callable[[str], None] = lambda job: None) -> str:
+    """Trace SLOW as a job on a terminal; once it runs (then `running(job_id)`), press Ctrl-C and
+    answer yes to cancelling. The job's id, once the command ended with 130."""
+    (folder / "slow.py").write_text(SLOW)
+    child = pexpect.spawn(sys.executable, ["-m", "cs336_lectures", "trace", "slow.py", "--executor", executor],
+                          cwd=str(folder), env=env, encoding="utf-8", timeout=180)
     child.expect(r"job (\d+): RUNNING, tracing")
     job_id = child.match.group(1)
+    running(job_id)
     child.sendintr()
     child.expect(rf"Cancel job {job_id}\? \[y/N\] ")
     child.sendline("y")
@@ -122,6 +125,12 @@ def test_ctrl_c_on_a_terminal_asks_and_cancels(tmp_path):
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 130
+    return job_id
+
+
+def test_ctrl_c_on_a_terminal_asks_and_cancels(tmp_path):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    job_id = cancel_with_ctrl_c("local", tmp_path, env)
     listed = subprocess.run([sys.executable, "-m", "cs336_lectures", "jobs"], cwd=tmp_path, env=env,
                             capture_output=True, text=True, timeout=60)
     assert listed.stdout.split("\t")[:3] != [job_id, "local", "RUNNING"]
@@ -218,3 +227,66 @@ def test_a_local_job_sees_the_gpus_this_process_sees(tmp_path, visible):
     from cs336_lectures import load_trace
 
     assert load_trace(tmp_path / "out" / "gpus.json").values_of("visible") == [visible]
+
+
+NO_CONFIG_SBATCH = '''#!/bin/sh
+# What Slurm's sbatch says on a machine with its tools but no slurm.conf and no controller.
+echo "sbatch: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host" >&2
+echo "sbatch: error: fetch_config: DNS SRV lookup failed" >&2
+echo "sbatch: error: _establish_config_source: failed to fetch config" >&2
+echo "sbatch: fatal: Could not establish a configuration source" >&2
+exit 1
+'''
+
+
+def test_sbatch_without_a_controller_is_one_line(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sbatch").write_text(NO_CONFIG_SBATCH)
+    (bin_dir / "srun").write_text("#!/bin/sh\nexit 1\n")
+    for tool in ("sbatch", "srun"):
+        (bin_dir / tool).chmod(0o755)
+    shutil.copy(LECTURE, tmp_path / "example_basics.py")
+    done = cli("trace", "example_basics.py", "--executor", "slurm", cwd=tmp_path,
+               env={"PATH": f"{bin_dir}:{os.environ['PATH']}"})
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        "cs336-lectures: error: sbatch could not submit the job: sbatch: fatal: Could not establish a configuration "
+        "source (check that the cluster's controller is up and reachable from here: `scontrol ping`, and SLURM_CONF "
+        "or /etc/slurm/slurm.conf)"]
+
+
+@pytest.mark.parametrize("left, seconds", [("0:45", 45), ("59:59", 3599), ("1:00:00", 3600), ("2-03:04:05", 183845),
+                                           ("UNLIMITED", None), ("INVALID", None), ("", None), ("1-x", None)])
+def test_a_jobs_time_left_as_squeue_writes_it(left, seconds):
+    from cs336_lectures.runtime.cli.batch import _slurm_duration_s
+
+    assert _slurm_duration_s(left) == seconds
+
+
+class _Task:
+    """A finished task of an array: its result, or the error submitit raises for it."""
+
+    def __init__(self, job_id: str, state: str, result: list | Exception):
+        self.job_id, self.state, self._result = job_id, state, result
+        self.paths = type("Paths", (), {"folder": Path("var/jobs")})()
+
+    def done(self) -> bool:
+        return self.state != "RUNNING"
+
+    def result(self) -> list:
+        if isinstance(self._result, Exception):
+            raise self._result
+        return self._result
+
+
+def test_an_array_reports_every_task_even_after_a_failed_one(capsys, tmp_path):
+    from cs336_lectures.runtime.cli.batch import JobArray, report
+
+    ok = {"path": str(tmp_path / "b.json"), "status": "ok", "num_steps": 3, "elapsed_s": 0.1, "message": None}
+    array = JobArray([_Task("41_0", "FAILED", RuntimeError("node died\nmore")), _Task("41_1", "COMPLETED", [ok])])
+    assert array.job_id == "41" and array.state == "1 FAILED, 1 COMPLETED" and array.done()
+    assert report(array, "cs336-lectures") == 1
+    assert capsys.readouterr().err.splitlines() == [
+        "cs336-lectures: error: job 41_0 failed: node died (logs in var/jobs)",
+        f"{tmp_path / 'b.json'}: ok, 3 steps in 0.1 s"]

@@ -192,6 +192,9 @@ def test_a_course_trace_in_a_traces_folder_is_listed_with_what_to_do(course_trac
     ('{"files": {"a.py": 3}, "steps": []}', '"files" must map each path to its source text'),
     ('{"files": {}, "steps": [{"stack": [{"path": "a.py", "function_name": "f", "line_number": 1}], "env": []}]}',
      'step 0: "env" must be an object'),
+    ('{"files": {}, "steps": ' + "[" * 20_000 + "]" * 20_000 + "}", "JSON nested too deeply to read"),
+    ('{"files": {}, "steps": [' + "7" * 5_000 + "]}",
+     "cannot read a number: Exceeds the limit (4300 digits) for integer string conversion"),
 ])
 def test_bad_input_gets_one_line_and_writes_nothing(tmp_path, capsys, content, expected):
     given = tmp_path / "bad.json"

@@ -46,6 +46,7 @@ def add(a, b):
 FRAME_STEP = re.compile(r"step (\d+) of \d+ \(")  # counted from 1, as in the web viewer
 ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 COLOR = re.compile(r"\x1b\[[0-9;]*(3[0-9]|9[0-7])(;[0-9]+)*m")
+CLEAR_SCREEN = "\x1b[H\x1b[2J"
 
 
 def cli(*args: str, cwd: Path, env: dict | None = None, **kwargs) -> subprocess.CompletedProcess:
@@ -250,3 +251,79 @@ def test_the_frame_follows_the_terminal_size(traced):
     finally:
         if terminal.process.poll() is None:
             terminal.process.kill()
+
+
+HOSTILE = '''from cs336_lectures import link, text
+
+
+def main():
+    text("Copy this: \\x1b]52;c;ZWNobyBvd25lZA==\\x07 done")  # OSC 52 writes the clipboard
+    title = "\\x1b]0;retitled\\x07"  # @inspect title
+    print("about to \\x1b[2J clear the screen")
+    link(title="Paper \\x1b]0;link\\x07", url="https://example.com/\\x1b[2J")
+    raise ValueError("bad \\x1b]0;error\\x07 thing")  # a raw one in the code: \x1b]0;code\x07
+'''
+# What a terminal would obey: OSC (window title, clipboard), BEL, clearing the screen.
+OBEYED = re.compile(r"\x1b\]|\x07|\x1b\[2J|\x9d")
+
+
+def hostile_trace(folder: Path) -> Path:
+    """A trace whose every kind of text holds escape sequences, the file name and title included."""
+    import json
+
+    (folder / "hostile.py").write_text(HOSTILE, encoding="utf-8")
+    result = cli("trace", "hostile.py", "-o", "out", "--quiet", cwd=folder)
+    assert result.returncode == 1, result.stderr
+    path = folder / "out" / "hostile.json"
+    raw = json.loads(path.read_text())
+    raw["header"]["title"] = "Hostile \x1b]0;title\x07"
+    raw["files"][0]["path"] = "hostile\x1b]0;path\x07.py"
+    path.write_text(json.dumps(raw))
+    return path
+
+
+def test_text_from_a_trace_is_shown_not_obeyed_when_printed(tmp_path):
+    trace = hostile_trace(tmp_path)
+    model = TraceModel(read_trace(trace))
+    shown = ""
+    for s in model.stops:
+        result = cli("show", str(trace), "--step", str(s), "--width", "200", cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        shown += result.stdout
+    assert not OBEYED.search(shown)
+    for seen in (r"Copy this: \x1b]52;c;ZWNobyBvd25lZA==\x07 done", r"'\x1b]0;retitled\x07'",
+                 r"about to \x1b[2J clear the screen", r"Paper \x1b]0;link\x07", r"https://example.com/\x1b[2J",
+                 r"ValueError: bad \x1b]0;error\x07 thing", r"a raw one in the code: \x1b]0;code\x07",
+                 r"Hostile \x1b]0;title\x07", r"hostile\x1b]0;path\x07.py"):
+        assert seen in shown, seen
+    piped = cli("show", str(trace), cwd=tmp_path, stdin=subprocess.DEVNULL)  # no terminal: the first step
+    assert piped.returncode == 0 and r"Hostile \x1b]0;title\x07" in piped.stdout and not OBEYED.search(piped.stdout)
+
+
+def test_file_names_and_errors_are_shown_not_obeyed(tmp_path):
+    trace = hostile_trace(tmp_path)
+    named = tmp_path / "named\x1b]0;file\x07.json"
+    named.write_text("{not json")
+    for args in ([str(named)], [str(trace), "--section", "no\x1b]0;such\x07section"]):
+        result = cli("show", *args, cwd=tmp_path)
+        assert result.returncode == 2 and result.stderr.startswith("cs336-lectures show: error: ")
+        assert not OBEYED.search(result.stderr) and r"\x1b]0;" in result.stderr
+
+
+def test_text_from_a_trace_is_shown_not_obeyed_interactively(tmp_path):
+    trace = hostile_trace(tmp_path)
+    model = TraceModel(read_trace(trace))
+    terminal = Terminal(trace, env={})
+    try:
+        terminal.wait_for(r"q quit")
+        for s in model.stops[1:]:
+            terminal.press("l")
+            terminal.wait_for(rf"step {s} \(.*q quit")
+        terminal.press("q")
+        assert terminal.close() == 0
+    finally:
+        if terminal.process.poll() is None:
+            terminal.process.kill()
+    screen = terminal.screen.replace(CLEAR_SCREEN, "")  # the viewer's own clearing, once a frame
+    assert not OBEYED.search(screen)
+    assert r"Copy this: \x1b]52;c;ZWNobyBvd25lZA==\x07 done" in screen and r"Hostile \x1b]0;title\x07" in screen

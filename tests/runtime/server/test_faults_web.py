@@ -120,8 +120,7 @@ def settle(page) -> None:
         img.loading = 'eager';
         return img.complete ? null : new Promise((done) => {
             img.addEventListener('load', done); img.addEventListener('error', done); });
-    }))""")
-    page.evaluate("() => new Promise((done) => setTimeout(done, 50))")
+    }))""")  # an inline onerror / onload is the first listener of its event: it has run by then
 
 
 # --- item 6: pre-rendered HTML from a trace -----------------------------------------------------

@@ -84,6 +84,11 @@ def wait_for(listener: Events, trace: str, states=("ok", "error"), limit: float 
     raise AssertionError(f"no {states} event for {trace}")
 
 
+def watching(server: LectureServer) -> None:
+    """Wait until the server watches the lecture files: a save before that would go unseen."""
+    assert server.watcher.files.ready.wait(60), "the file watch never started"
+
+
 def wait_idle(server: LectureServer, name: str, limit: float = 120) -> None:
     deadline = time.monotonic() + limit
     while server.lectures[name].running:
@@ -283,7 +288,7 @@ def test_saving_the_file_retraces_and_publishes(serve, workspace):
     put_trace(workspace)
     server = serve("lectures/lecture_t.py")
     listener = Events(server)
-    server.watcher.files.ready.wait(10)  # a save before the watch is in place would go unseen
+    watching(server)
     changed = GOOD_LECTURE + "doubled = length * 2\n"
     (workspace / "lectures" / "lecture_t.py").write_text(changed)
     assert wait_for(listener, "lecture_t")["state"] == "ok"
@@ -297,7 +302,7 @@ def test_a_save_over_a_newer_file_is_refused_with_both_versions(serve, workspace
     loaded = json.loads(request(server, "GET", "/api/source?trace=lecture_t")[1])
     assert loaded["source"] == GOOD_LECTURE and loaded["path"] == "lectures/lecture_t.py"
     listener = Events(server)
-    server.watcher.files.ready.wait(10)  # a save before the watch is in place would go unseen
+    watching(server)
     theirs = GOOD_LECTURE + "# saved by another editor\n"
     lecture.write_text(theirs)
     # Open editors hear at once that the file on disk is another version (not kept for replay).
@@ -333,7 +338,7 @@ def test_errors_name_the_lecture_by_its_path_from_the_working_folder(serve, work
     server = serve("lectures/lecture_t.py")
     lecture = workspace / "lectures" / "lecture_t.py"
     listener = Events(server)
-    server.watcher.files.ready.wait(10)  # a save before the watch is in place would go unseen
+    watching(server)
     for broken, where in (("greeting = (\n", "lectures/lecture_t.py:1: syntax error"),
                           ("def fail():\n    return 1 / 0\n\nfail()\n", 'File "lectures/lecture_t.py", line 2')):
         lecture.write_text(broken)
@@ -346,6 +351,7 @@ def test_failed_retrace_keeps_the_last_good_trace_and_reports_why(serve, workspa
     server = serve("lectures/lecture_t.py")
     listener = Events(server)
     assert wait_for(listener, "lecture_t")["state"] == "ok"
+    watching(server)
     good = (workspace / "traces" / "lecture_t.json").read_bytes()
     lecture = workspace / "lectures" / "lecture_t.py"
 
@@ -407,7 +413,7 @@ def test_serve_bounds_every_retrace_by_default(workspace):
     server = LectureServer([Path(args.lectures[0])], workspace / "traces", port=0, viewer_dir=workspace / "viewer",
                            max_steps=args.max_steps, timeout=args.timeout, log=lambda message: None)
     try:
-        command = server.retracer.command(server.lectures["lecture_t"], workspace / "out")
+        command = server.retracer.processes.command(server.lectures["lecture_t"], workspace / "out")
     finally:
         server.server_close()
     assert int(command[command.index("--max-steps") + 1]) > 0

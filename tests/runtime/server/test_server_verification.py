@@ -261,7 +261,8 @@ def test_an_early_view_that_was_not_the_start_of_its_runs_trace_is_logged(tmp_pa
 
     from cs336_lectures.runtime.i18n.run_messages import note
     from cs336_lectures.runtime.server.events import EventHub
-    from cs336_lectures.runtime.server.retracing import Lecture, ResumedRun, Retracer
+    from cs336_lectures.runtime.server.retracing import Lecture, Retracer
+    from cs336_lectures.runtime.server.verification import ResumedRun
     from viewer_support import demo_trace
 
     log = tmp_path / "verification" / "log.jsonl"
@@ -272,7 +273,7 @@ def test_an_early_view_that_was_not_the_start_of_its_runs_trace_is_logged(tmp_pa
 
     def check(early_steps: list) -> list[dict]:
         resumed.early.write_text(json.dumps({**whole, "steps": early_steps}))
-        retracer._check_early_view(lecture, resumed)
+        retracer.verifier.check_early_view(lecture, resumed)
         assert not resumed.early.exists()
         return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 

@@ -52,9 +52,10 @@ def trace_command(path: Path, *flags: str, **popen) -> subprocess.CompletedProce
                           timeout=HANG_GUARD_S, **popen)
 
 
-def interrupt_once_running(path: Path, *flags: str) -> tuple[int, str]:
+def interrupt_once_running(path: Path, *flags: str, spinning: bool = False) -> tuple[int, str]:
     """Trace `path` as a terminal's job would run it, press Ctrl-C once the lecture has created
-    the file `running` beside itself, and return the exit status and stderr."""
+    the file `running` beside itself (and, with `spinning`, has then used a second of CPU time:
+    it is inside the C call that follows), and return the exit status and stderr."""
     process = subprocess.Popen([sys.executable, "-m", "cs336_lectures", "trace", str(path), "-o",
                                 str(path.parent / "out"), "--quiet", *flags], cwd=ROOT, stderr=subprocess.PIPE,
                                text=True, start_new_session=True)  # its own process group, as a job has
@@ -62,12 +63,24 @@ def interrupt_once_running(path: Path, *flags: str) -> tuple[int, str]:
         began = time.monotonic()
         while not (path.parent / "running").exists() and time.monotonic() - began < HANG_GUARD_S:
             time.sleep(0.05)
-        time.sleep(0.5)
+        if spinning:
+            while not (path.parent / "running").read_text():  # created, its pid not yet written
+                time.sleep(0.05)
+            lecture_pid = int((path.parent / "running").read_text())
+            cpu_then = _cpu_seconds(lecture_pid)
+            while _cpu_seconds(lecture_pid) < cpu_then + 1 and time.monotonic() - began < HANG_GUARD_S:
+                time.sleep(0.05)
         os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C does: the whole group gets it
         _, stderr = process.communicate(timeout=HANG_GUARD_S)
     finally:
         process.kill()
     return process.returncode, stderr
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User and system CPU time used so far by the process `pid` (proc(5): stat fields 14 and 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def summary_line(stderr: str) -> str:
@@ -239,13 +252,14 @@ def test_a_real_ctrl_c_still_stops_a_run_that_reads_values(tmp_path, validate_tr
 def test_ctrl_c_ends_a_lecture_stuck_in_c_code(tmp_path, validate_trace):
     path = lecture(tmp_path, """\
         import itertools
+        import os
         import pathlib
 
         def main():
-            pathlib.Path(__file__).with_name("running").touch()
+            pathlib.Path(__file__).with_name("running").write_text(str(os.getpid()))
             total = sum(itertools.count())
         """)
-    returncode, stderr = interrupt_once_running(path, "--timeout", "600")
+    returncode, stderr = interrupt_once_running(path, "--timeout", "600", spinning=True)
     assert returncode == 130
     assert "did not stop within 3 s of Ctrl-C, so it was killed" in summary_line(stderr)
     assert validate_trace(tmp_path / "out" / "lecture.json")["header"]["status"] == "error"

@@ -337,8 +337,13 @@ def work(rank, folder):
     else:
         while not pid_file.exists():
             time.sleep(0.05)
-        time.sleep(1.0)
-        os.kill(int(pid_file.read_text()), signal.SIGTERM)
+        pid = int(pid_file.read_text())
+        asleep = 0  # rank 0's main thread asleep for half a second on end: blocked in the all-reduce
+        while asleep < 10:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            asleep = asleep + 1 if state == "S" else 0
+            time.sleep(0.05)
+        os.kill(pid, signal.SIGTERM)
 '''
 
 
