@@ -287,7 +287,7 @@ def test_text_from_a_trace_is_shown_not_obeyed_when_printed(tmp_path):
     model = TraceModel(read_trace(trace))
     shown = ""
     for s in model.stops:
-        result = cli("show", str(trace), "--step", str(s), "--width", "200", cwd=tmp_path)
+        result = cli("show", str(trace), "--step", str(s + 1), "--width", "200", cwd=tmp_path)  # counted from 1
         assert result.returncode == 0, result.stderr
         shown += result.stdout
     assert not OBEYED.search(shown)
@@ -318,7 +318,7 @@ def test_text_from_a_trace_is_shown_not_obeyed_interactively(tmp_path):
         terminal.wait_for(r"q quit")
         for s in model.stops[1:]:
             terminal.press("l")
-            terminal.wait_for(rf"step {s} \(.*q quit")
+            terminal.wait_for(rf"step {s + 1} of .*q quit")
         terminal.press("q")
         assert terminal.close() == 0
     finally:
