@@ -62,6 +62,7 @@ def main():
     assignment_1_tokenizer()
     tokenization_summary()
 
+    exercise_two_weeks_on_32_h100s()
     exercise_bpe_on_russian()
     exercise_compression_russian_vs_english()
     next_time()
@@ -110,12 +111,13 @@ def industrialization():
     text("- xAI is building a cluster of 200,000 H100s to train Grok.")
     link(xai_cluster_article)
     stargate_per_year = 500e9 / 4  # @inspect stargate_per_year
-    text(f"- Stargate (OpenAI, NVIDIA, Oracle) plans $500 billion over 4 years, "
+    text(f"- Stargate, led by SoftBank and OpenAI with Oracle and MGX, plans $500 billion over 4 years, "
          f"${stargate_per_year / 1e9:.0f} billion a year.")
     link(stargate_announcement)
-    text("And nothing public says how frontier models are built: the GPT-4 report declines to "
-         "give the architecture, model size, hardware, compute, data or training method, "
-         "citing competition and safety.")
+    text("How the frontier builds its models is kept private. OpenAI's GPT-4 report is the "
+         "standard example: for reasons of competition and safety it leaves out how large the "
+         "model is and how it is put together, what it was trained on, with which method, and "
+         "on how much hardware and compute.")
     link(gpt4_report)
 
 
@@ -131,30 +133,34 @@ def what_small_models_teach():
     context_length = 2048  # @inspect context_length
     # the GPT-3 family, 125M..175B
     d_models = [768, 1024, 1536, 2048, 2560, 4096, 5120, 12288]  # @inspect d_models
-    attention_share = [attention_flops_share(d, context_length) for d in d_models]  # @inspect attention_share @stepover
-    plot(attention_share_figure(d_models, attention_share))  # @stepover
+    layer_shares = [layer_flops_shares(d, context_length) for d in d_models]  # @inspect layer_shares @stepover
+    attention_share = [shares[ATTENTION_SCORES] for shares in layer_shares]  # @inspect attention_share
+    mlp_share = [shares["MLP"] for shares in layer_shares]  # @inspect mlp_share
+    plot(layer_flops_figure(d_models, layer_shares))  # @stepover
     text(f"The quadratic attention part is {attention_share[0]:.0%} of a layer's FLOPs at "
-         f"125M parameters and {attention_share[-1]:.1%} at 175B: optimizing attention matters "
-         "a lot for small models and much less for big ones.")
+         f"125M parameters and {attention_share[-1]:.1%} at 175B, where the MLP takes "
+         f"{mlp_share[-1]:.0%} and the projections the rest: optimizing attention matters a "
+         "lot for small models and much less for big ones, whose cost is in the matmuls "
+         "with their weights.")
 
     text("Example 2: some abilities emerge only beyond a certain scale: accuracy stays near "
          "chance and then climbs sharply once the training compute passes a threshold.")
     link(emergent_abilities)
 
     text("### What transfers to frontier models?")
-    text("Split what one can learn into three kinds:")
-    text("- **Mechanics**: the workings of the machinery, e.g. the pieces of a Transformer "
-         "or the way model parallelism spreads work over GPUs.")
-    text("- **Mindset**: treating scale as the thing that matters (hence scaling laws) "
-         "and getting every FLOP the hardware can give.")
-    text("- **Intuitions**: a feel for which choices of data and model lead to accurate "
-         "models.")
-    text("Mechanics and mindset survive the jump from 100M to 100B parameters, and this "
-         "course teaches both. Intuitions are partly scale-specific: a trick that helps a "
-         "small model can be useless for a large one, so those we can only teach in part.")
+    text("Which lessons of a small model still hold at 100B parameters? Sort them by kind:")
+    text("| what you learn | for example | still true at 100B? |\n"
+         "| --- | --- | --- |\n"
+         "| how the machinery works | what each part of a Transformer computes; how a model is split over GPUs | yes |\n"
+         "| how to think about cost | count the FLOPs of everything; treat size as the variable to study | yes |\n"
+         "| which choices pay off | a data mix or a change to the model that lowers the loss | partly |")
+    text("The first two rows are the course's core, taught in full. The third depends on "
+         "scale (a trick that helps at 100M parameters can do nothing at 100B), so a "
+         "classroom can only give part of it.")
     text("And some intuitions have no explanation behind them at all, only experiments "
-         "that came out well. Shazeer's SwiGLU paper is candid about it: its closing lines "
-         "say it cannot explain why the variants work and credit divine benevolence.")
+         "that came out well. The paper that introduced SwiGLU, by Noam Shazeer, ends by "
+         "owning up to it with a joke: it has no theory for why the gated variants win, and "
+         "puts their success down to divine benevolence.")
     link(glu_variants)
 
 
@@ -178,10 +184,10 @@ def bitter_lesson():
 
 def current_landscape():
     text("## How we got here")
-    text("Predicting the next word is an old idea. Shannon used it in 1950 to measure how "
+    text("Predicting the next word is an old idea. Shannon used it in 1951 to measure how "
          "much information English carries, and for decades counts of short word sequences "
          "(n-grams) were the language models inside translation and speech systems.")
-    link(shannon1950)
+    link(shannon1951)
     link(brants2007)
 
     text("### Four ideas from the deep-learning decade")
@@ -259,7 +265,7 @@ def current_landscape():
          "built and partly how it was trained, but the data stays secret.")
     text("- **Open source**, like OLMo: weights, data and a detailed paper. Even here the "
          "reasons for many choices, and the experiments that failed, mostly go untold.")
-    text("Frontier models in spring 2025: OpenAI's o3, Anthropic's Claude Sonnet 3.7, xAI's "
+    text("Frontier models in spring 2025: OpenAI's o3, Anthropic's Claude 3.7 Sonnet, xAI's "
          "Grok 3, Google's Gemini 2.5, Meta's Llama 3.3, DeepSeek's r1, Alibaba's Qwen 2.5 "
          "Max, Tencent's Hunyuan-T1.")
 
@@ -291,8 +297,8 @@ def course_logistics():
          "it, and start assignments early: the cluster fills up before deadlines.")
     link(cluster_guide)
     link(course_website)
-    text("AI coding tools (Copilot, Cursor...) can take the learning away from you; use "
-         "them at your own risk.")
+    text("A word on code assistants (Copilot, Cursor and the like): code one of them writes "
+         "for you is code you did not learn to write. How far you lean on them is your call.")
 
 
 def course_map():
@@ -328,8 +334,9 @@ def basics():
     link(blt)
     link(tfree)
     text("**Architecture.** The 2017 Transformer is the starting point, and nearly every "
-         "part of its block has been questioned since. The questions, and the answers "
-         "assignment 1 will meet:")
+         "part of its block has been questioned since. The questions, and the answers in use "
+         "today (assignment 1 builds one modern set: pre-norm RMSNorm, RoPE, SwiGLU; the "
+         "rest comes up in later lectures):")
     text("| question about the block | answers in use |\n"
          "| --- | --- |\n"
          "| Does attention look at every earlier token? | yes (full); only a recent window; a linear-cost approximation |\n"
@@ -374,13 +381,23 @@ def systems():
     text("## Unit 2: systems")
     text("The second unit is about getting every FLOP the hardware has: kernels, "
          "parallelism and inference.")
-    text("**Kernels.** A GPU such as the A100 has a big, slow memory (DRAM) and a small, "
-         "fast one (SRAM) beside the compute units: Horace He pictures them as a warehouse "
-         "and a factory with a road between them. Fast code keeps the factory busy and the "
-         "road quiet: it arranges the work so that data crosses as rarely as possible. "
+    text("**Kernels.** In Horace He's analogy the compute units of a GPU such as the A100 "
+         "are a factory. Its large, slow memory (DRAM) is a warehouse down the road, and the "
+         "small, fast memory (SRAM) is the storage on the factory floor. Fast code keeps the "
+         "factory busy and the road quiet: it arranges the work so that data crosses as "
+         "rarely as possible. "
          "Kernels are written in CUDA, Triton, CUTLASS or ThunderKittens.")
     link(go_brrr)
-    plot(memory_hierarchy_figure(A100_MEMORY_LEVELS))  # @stepover
+    a100_levels = a100_memory_levels()  # @inspect a100_levels @stepover
+    registers, shared_memory, l2_cache, hbm = a100_levels
+    text(f"On an A100 the registers ({registers.megabytes:.0f} MB over 108 SMs) and the L1 / "
+         f"shared memory ({shared_memory.megabytes:.0f} MB) together hold more than the "
+         f"{l2_cache.megabytes:.0f} MB L2 cache, and shared memory is read at about "
+         f"{shared_memory.terabytes_per_sec:.1f} TB/s, against {hbm.terabytes_per_sec:.2f} TB/s "
+         "for HBM: the road to the warehouse is about ten times narrower than the one inside "
+         "the factory.")
+    link(a100_whitepaper)
+    plot(memory_hierarchy_figure(a100_levels))  # @stepover
     text("**Parallelism.** Put 8 A100s in a box and the road between chips is slower "
          "still, so the same rule applies one level up. Data moves through collective "
          "operations (gather, reduce, all-reduce); the parameters, activations, gradients "
@@ -449,7 +466,10 @@ def scaling_laws():
          f"{valley_params[-1]:.2g} parameters, at {min(valley_tokens_per_param):.0f} to "
          f"{max(valley_tokens_per_param):.0f} tokens per parameter by this fit: the same "
          "order as the 20 of the rule of thumb, which comes from the paper's other fitting "
-         "methods.")
+         "methods. The gap is the published fit's: Besiroglu et al. (2024) refitted the "
+         "paper's own data, found this fit inconsistent with the other two methods, and "
+         "their corrected fit agrees with them, at about 20 tokens per parameter.")
+    link(chinchilla_replication2024)
     text("This ignores the cost of inference, which favours smaller models trained "
          "longer.")
     text("**Assignment 3**: we provide a training API (hyperparameters in, loss out) built "
@@ -554,19 +574,16 @@ def alignment():
 
 def efficiency_drives_design():
     text("## Efficiency drives design decisions")
-    text("Compute is the scarce resource today, and it shows at every stage:")
-    text("- Data processing: filtering exists so that no gradient step is wasted on junk "
-         "or off-topic text.")
-    text("- Tokenization: modeling raw bytes would be cleaner, but with current "
-         "architectures the longer sequences cost too much.")
-    text("- Architecture: many variants exist to cut memory or FLOPs, e.g. sharing the "
-         "KV cache between heads or attending within a sliding window.")
-    text("- Training: one pass over the data usually suffices; nobody can afford many "
-         "epochs.")
-    text("- Scaling laws: hyperparameters are searched on small, cheap models and "
-         "extrapolated.")
-    text("- Alignment: a model tuned closely to its use can start from a smaller base "
-         "model.")
+    text("Ask of each unit where it saves compute, the scarce resource today, and each "
+         "has an answer. The model itself: many architecture variants exist only to cut "
+         "memory or FLOPs (heads that share one KV cache, attention limited to a sliding "
+         "window), and tokenizers exist because raw bytes would make sequences too long "
+         "for today's architectures.")
+    text("The rest of the pipeline: scaling laws tune hyperparameters on small, cheap models "
+         "and extrapolate; data filtering keeps junk and off-topic text from costing a "
+         "gradient step, and a run reads its data about once, since many epochs are "
+         "unaffordable; and alignment can start from a smaller base model when the model is "
+         "tuned closely to its use.")
     text("Once compute is plentiful, data will become the bottleneck, and the trade-offs "
          "will shift.")
 
@@ -595,11 +612,9 @@ def tokenization_examples():
     text("## Tokenization in practice")
     text("An interactive tokenizer in the browser is the quickest way to build intuition.")
     link(tiktokenizer_app)
-    text("Things to notice:")
-    text("- Spaces usually travel with the word after them: \" world\" is a single token.")
-    text("- A word gets a different id after a space than at the very start of the text "
-         "(try \"hello hello\").")
-    text("- Long numbers are cut into pieces of a few digits each.")
+    text("Three things to try there: type a sentence and see which side of each word its "
+         "space joins; type \"hello hello\" and compare the ids of the two words; type a "
+         "long number and see where it is cut.")
     text("Here is OpenAI's GPT-2 tokenizer (tiktoken):")
     link(tiktoken_repo)
     link(get_gpt2_tokenizer)
@@ -686,14 +701,13 @@ def word_tokenizer():
          "whole):")
     link(pretokenize)
     word_compression_ratio = get_compression_ratio(string, gpt2_segments)  # @inspect word_compression_ratio
-    text("A word tokenizer would then number the segments. That runs into trouble:")
-    text("- Languages have an enormous number of words, so the vocabulary explodes, as it "
-         "did for characters.")
-    text("- Most words are rare; the model sees each a handful of times and learns little.")
-    text("- Nothing bounds the vocabulary: it is whatever set of segments the training data "
-         "happened to contain.")
-    text("- At test time an unseen word has no id and is mapped to a catch-all UNK token, "
-         "which loses information and makes perplexity numbers unreliable.")
+    text("A word tokenizer would then number the segments, and its vocabulary would be "
+         "whatever segments the training data happened to hold: no fixed size, and "
+         "enormous, as for characters. Most of those words are rare, so their embeddings "
+         "are seen a few times and learn little.")
+    text("Worse, a word missing from the training data has no id at all. It becomes a "
+         "catch-all UNK token: the text loses information, and perplexities computed over "
+         "UNKs cannot be compared.")
 
 
 def bpe_history():
@@ -701,9 +715,12 @@ def bpe_history():
     link(bpe_wikipedia)
     text("BPE started life in 1994 as a compression scheme by Philip Gage. In 2016 "
          "Sennrich et al. brought it to neural machine translation, which until then had "
-         "worked on words, and GPT-2 later made it the default for language models.")
+         "worked on words. GPT-1 (2018) already tokenized with BPE; GPT-2 ran it on bytes "
+         "instead of characters (byte-level BPE), so that every text has an encoding and no "
+         "token is ever unknown.")
     link(gage1994)
     link(sennrich2016)
+    link(gpt1_2018)
     link(gpt2_2019)
     text("Instead of fixing the vocabulary by hand, BPE *learns* it from a corpus: "
          "whatever byte sequences occur often earn a token of their own, and anything rare "
@@ -857,6 +874,33 @@ def tokenization_summary():
 
 # ----------------------------------------------------------------------
 # Exercises
+
+
+def exercise_two_weeks_on_32_h100s():
+    text("## Exercise: what two weeks on 32 H100s can train")
+    text("Back to the question this lecture opened with: a Common Crawl dump and 32 H100s "
+         "for two weeks. Which model, on how many tokens, makes the best use of that "
+         "compute? Assume the GPUs reach 40% of their dense bfloat16 peak (MFU 0.4) and "
+         "split the budget by the compute-optimal rule $D = 20 N$.")
+    with solution():
+        num_gpus = 32  # @inspect num_gpus
+        seconds = 14 * 24 * 60 * 60  # @inspect seconds
+        # dense bfloat16 FLOP/s of an H100 SXM, from NVIDIA's datasheet
+        h100_flop_per_sec = 989.5e12  # @inspect h100_flop_per_sec
+        mfu = 0.4  # @inspect mfu
+        budget = num_gpus * seconds * h100_flop_per_sec * mfu  # @inspect budget
+        num_parameters = (budget / 120) ** 0.5  # @inspect num_parameters
+        num_tokens = 20 * num_parameters  # @inspect num_tokens
+        text(f"Two weeks are {seconds:,} seconds. At {mfu:.0%} of "
+             f"{h100_flop_per_sec / 1e12:.1f} TFLOP/s, {num_gpus} GPUs do "
+             f"{budget:.2e} FLOPs in that time.")
+        text(f"Training costs $C = 6 N D$ and the rule sets $D = 20 N$, so $C = 120 N^2$: "
+             f"about {num_parameters / 1e9:.0f}B parameters trained on "
+             f"{num_tokens / 1e9:.0f}B tokens.")
+        text("The data is not the limit: FineWeb, one filtered Common Crawl, holds about 15 "
+             "trillion tokens. Since the model will also be served, a smaller model trained "
+             "on more of those tokens is a sound choice too.")
+        link(fineweb)
 
 
 def exercise_bpe_on_russian():
@@ -1088,36 +1132,58 @@ def token_spans_figure(string: str, tokens: list[bytes], ids: list[int]):
     return figure
 
 
-# (name, size, distance from the compute units), A100: the road Horace He's analogy is about.
-A100_MEMORY_LEVELS = [
-    (translatable("SRAM: registers,\nshared memory"), translatable("about 20 MB\nover 108 SMs"),
-     translatable("beside the cores")),
-    (translatable("L2 cache"), "40 MB", translatable("on the chip")),
-    ("HBM (DRAM)", translatable("40 or 80 GB"), translatable("off the chip, over the memory bus")),
-]
+@dataclass(frozen=True)
+class MemoryLevel:
+    name: str
+    megabytes: float
+    terabytes_per_sec: float | None  # None: no published figure (registers feed the cores directly)
 
 
-def memory_hierarchy_figure(levels: list[tuple[str, str, str]]):
-    """A sketch of the GPU memory levels: smaller and nearer to the cores means faster."""
-    figure = Figure(figsize=(8, 2.9))
-    axes = figure.subplots()
-    axes.add_patch(Rectangle((0, 0.3), 1.6, 2.4, facecolor="#f0ad4e", edgecolor="#8a6d3b"))
-    axes.text(0.8, 1.5, "compute\nunits\n(the factory)", ha="center", va="center", fontsize=9)
-    for level, (name, size, where) in enumerate(levels):
-        x = 2.3 + 2.1 * level
-        height = 1.0 + 0.7 * level  # drawn bigger as it holds more
-        axes.add_patch(Rectangle((x, 1.5 - height / 2), 1.9, height, facecolor="#d9edf7", edgecolor="#31708f"))
-        axes.text(x + 0.95, 1.5 + 0.25, name, ha="center", va="center", fontsize=8)
-        axes.text(x + 0.95, 1.5 - 0.25, size, ha="center", va="center", fontsize=8, color="#31708f")
-        axes.text(x + 0.95, 1.5 - height / 2 - 0.2, where, ha="center", va="top", fontsize=7.5, color="#555555")
-    axes.annotate("", xy=(2.3 + 2.1 * len(levels) - 0.1, 3.05), xytext=(1.7, 3.05),
-                  arrowprops={"arrowstyle": "->", "color": "#555555"})
-    axes.text((2.3 + 2.1 * len(levels)) / 2 + 0.5, 3.2, "bigger, farther, slower (the warehouse is HBM)",
-              ha="center", fontsize=8.5, color="#555555")
-    axes.set_xlim(-0.1, 2.3 + 2.1 * len(levels))
-    axes.set_ylim(-0.3, 3.45)
-    axes.axis("off")
-    axes.set_title("GPU memory levels (A100): fast code keeps data near the cores", fontsize=10)
+def a100_memory_levels() -> list[MemoryLevel]:
+    """An A100 SXM 80GB's memory levels, nearest to the cores first, from NVIDIA's whitepaper.
+
+    Per SM: 256 KB of registers, 192 KB of L1 / shared memory read at 128 bytes per clock;
+    the L2 cache reads 5120 bytes per clock; HBM2e moves 2039 GB/s.
+    """
+    num_sms, clock_hz, kilobyte = 108, 1.41e9, 1024  # memory sizes are binary: 1 MB = 1024 KB
+    return [
+        MemoryLevel(translatable("registers"), num_sms * 256 / kilobyte, None),
+        MemoryLevel(translatable("L1 / shared memory"), num_sms * 192 / kilobyte, num_sms * 128 * clock_hz / 1e12),
+        MemoryLevel(translatable("L2 cache"), 40.0, 5120 * clock_hz / 1e12),
+        MemoryLevel("HBM (DRAM)", 80e3, 2.039),
+    ]
+
+
+def memory_hierarchy_figure(levels: list[MemoryLevel]):
+    """Capacity and read bandwidth of each memory level, side by side: capacity grows by
+    thousands from the cores outwards while bandwidth falls tenfold."""
+    figure = Figure(figsize=(8, 2.8))
+    capacity_axes, bandwidth_axes = figure.subplots(1, 2, sharey=True)
+    rows = range(len(levels))
+    colors = ["#f0ad4e", "#f0ad4e", "#5bc0de", "#31708f"]  # the factory's own stores, then the road out
+    capacity_axes.barh(rows, [level.megabytes for level in levels], color=colors)
+    capacity_axes.set_xscale("log")
+    capacity_axes.set_xlim(5, 1e6)
+    capacity_axes.set_yticks(list(rows), [level.name for level in levels])
+    capacity_axes.invert_yaxis()
+    capacity_axes.set_xlabel("capacity (MB, log scale)")
+    capacity_axes.set_title("How much it holds", fontsize=10)
+    for row, level in enumerate(levels):
+        if level.megabytes >= 1e3:
+            size = translatable(f"{level.megabytes / 1e3:.0f} GB")
+        else:
+            size = translatable(f"{level.megabytes:.0f} MB")
+        capacity_axes.text(level.megabytes * 1.3, row, size, va="center", fontsize=8.5)
+        if level.terabytes_per_sec is None:
+            bandwidth_axes.text(0.3, row, "read directly by the cores", va="center", fontsize=8.5, color="#555555")
+            continue
+        bandwidth_axes.barh(row, level.terabytes_per_sec, color=colors[row])
+        bandwidth_axes.text(level.terabytes_per_sec + 0.3, row, f"{level.terabytes_per_sec:.1f} TB/s", va="center",
+                            fontsize=8.5)
+    bandwidth_axes.set_xlim(0, 25)
+    bandwidth_axes.set_xlabel("read bandwidth (TB/s)")
+    bandwidth_axes.set_title("How fast the cores read it", fontsize=10)
+    figure.suptitle("A100 memory levels: capacity grows away from the cores, bandwidth falls", fontsize=10)
     figure.tight_layout()
     return figure
 
@@ -1191,25 +1257,34 @@ def compute_optimal_figure(budgets: list[float], optimal_params: list[float]):
     return figure
 
 
-def attention_flops_share(d_model: int, context_length: int) -> float:
-    """Share of one Transformer layer's forward FLOPs per token spent on attention scores.
+PROJECTIONS = translatable("Q, K, V and output projections")
+ATTENTION_SCORES = translatable("attention scores and weighted sum")
+
+
+def layer_flops_shares(d_model: int, context_length: int) -> dict[str, float]:
+    """Shares of one Transformer layer's forward FLOPs per token, by part.
 
     Per token: Q, K, V and output projections 8 d^2, the MLP (4x wide) 16 d^2, and the
     attention scores plus the weighted sum of values 4 * context * d.
     """
-    attention = 4 * context_length * d_model
-    return attention / (attention + 24 * d_model**2)
+    flops = {PROJECTIONS: 8 * d_model**2, "MLP": 16 * d_model**2, ATTENTION_SCORES: 4 * context_length * d_model}
+    total = sum(flops.values())
+    return {part: count / total for part, count in flops.items()}
 
 
-def attention_share_figure(d_models: list[int], shares: list[float]):
-    figure = Figure(figsize=(6, 3))
+def layer_flops_figure(d_models: list[int], layer_shares: list[dict[str, float]]):
+    figure = Figure(figsize=(6.5, 3.2))
     axes = figure.subplots()
-    axes.plot(d_models, [100 * share for share in shares], marker="o")
+    parts = list(layer_shares[0])
+    axes.stackplot(d_models, [[100 * shares[part] for shares in layer_shares] for part in parts],
+                   labels=parts, colors=["#5bc0de", "#5cb85c", "#f0ad4e"], alpha=0.85)
     axes.set_xscale("log")
-    axes.set_xlabel("model width d_model (GPT-3 family)")
-    axes.set_ylabel("% of layer FLOPs in attention")
-    axes.set_title("Attention's share of FLOPs shrinks with scale")
-    axes.grid(True, alpha=0.3)
+    axes.set_xlim(d_models[0], d_models[-1])
+    axes.set_ylim(0, 100)
+    axes.set_xlabel("model width d_model (GPT-3 family, 2048-token context)")
+    axes.set_ylabel("% of a layer's FLOPs")
+    axes.set_title("Where a layer's FLOPs go: attention's share shrinks with scale", fontsize=10)
+    axes.legend(loc="lower left", fontsize=8)
     figure.tight_layout()
     return figure
 
@@ -1251,6 +1326,12 @@ roller_flops_post = Reference(title="Stephen Roller, post on X of 12 October 202
                                           "the MLP's share grows to about 80% at 175B")
 h100_datasheet = Reference(title="NVIDIA H100 Tensor Core GPU", url="https://www.nvidia.com/en-us/data-center/h100/",
                            organization="NVIDIA", description="H100 SXM: 989.5 dense bfloat16 TFLOP/s, 3.35 TB/s of HBM3")
+a100_whitepaper = Reference(title="NVIDIA A100 Tensor Core GPU Architecture",
+                            url="https://images.nvidia.com/aem-dam/en-zz/Solutions/data-center/nvidia-ampere-architecture-whitepaper.pdf",
+                            organization="NVIDIA", date="2020")
+fineweb = Reference(title="The FineWeb Datasets: Decanting the Web for the Finest Text Data at Scale",
+                    url="https://arxiv.org/abs/2406.17557", authors=("Guilherme Penedo", "et al."),
+                    organization="Hugging Face", date="2024")
 go_brrr = Reference(title="Making Deep Learning Go Brrrr From First Principles", url="https://horace.io/brrr_intro.html",
                     authors=("Horace He",), date="2022")
 reddit_google_deal = Reference(title="Reddit in AI content licensing deal with Google, sources say",
@@ -1264,9 +1345,9 @@ bitter_lesson_essay = Reference(title="The Bitter Lesson",
 algorithmic_efficiency = Reference(title="Measuring the Algorithmic Efficiency of Neural Networks",
                                    url="https://arxiv.org/abs/2005.04305",
                                    authors=("Danny Hernandez", "Tom B. Brown"), date="2020")
-shannon1950 = Reference(title="Prediction and Entropy of Printed English",
+shannon1951 = Reference(title="Prediction and Entropy of Printed English",
                         url="https://www.princeton.edu/~wbialek/rome/refs/shannon_51.pdf",
-                        authors=("Claude E. Shannon",), date="1950")
+                        authors=("Claude E. Shannon",), date="1951")
 brants2007 = Reference(title="Large Language Models in Machine Translation",
                        url="https://aclanthology.org/D07-1090.pdf",
                        authors=("Thorsten Brants", "Ashok C. Popat", "Peng Xu", "Franz J. Och", "Jeffrey Dean"),
@@ -1303,6 +1384,10 @@ bert2018 = Reference(title="BERT: Pre-training of Deep Bidirectional Transformer
                      authors=("Jacob Devlin", "Ming-Wei Chang", "Kenton Lee", "Kristina Toutanova"), date="2018")
 t5_2019 = Reference(title="Exploring the Limits of Transfer Learning with a Unified Text-to-Text Transformer",
                     url="https://arxiv.org/abs/1910.10683", authors=("Colin Raffel", "et al."), date="2019")
+gpt1_2018 = Reference(title="Improving Language Understanding by Generative Pre-Training",
+                      url="https://cdn.openai.com/research-covers/language-unsupervised/language_understanding_paper.pdf",
+                      authors=("Alec Radford", "Karthik Narasimhan", "Tim Salimans", "Ilya Sutskever"),
+                      organization="OpenAI", date="2018")
 gpt2_2019 = Reference(title="Language Models are Unsupervised Multitask Learners",
                       url="https://cdn.openai.com/better-language-models/language_models_are_unsupervised_multitask_learners.pdf",
                       authors=("Alec Radford", "Jeffrey Wu", "et al."), organization="OpenAI", date="2019")
@@ -1315,6 +1400,10 @@ palm2022 = Reference(title="PaLM: Scaling Language Modeling with Pathways", url=
 chinchilla2022 = Reference(title="Training Compute-Optimal Large Language Models",
                            url="https://arxiv.org/abs/2203.15556",
                            authors=("Jordan Hoffmann", "et al."), organization="DeepMind", date="2022")
+chinchilla_replication2024 = Reference(title="Chinchilla Scaling: A replication attempt",
+                                       url="https://arxiv.org/abs/2404.10102",
+                                       authors=("Tamay Besiroglu", "Ege Erdil", "Matthew Barnett", "Josh You"),
+                                       organization="Epoch AI", date="2024")
 the_pile = Reference(title="The Pile: An 800GB Dataset of Diverse Text for Language Modeling",
                      url="https://arxiv.org/abs/2101.00027", authors=("Leo Gao", "et al."),
                      organization="EleutherAI", date="2020")

@@ -115,7 +115,7 @@ def main():
 
     exercises()
     exercise_napkin_math_rtx4080()
-    exercise_matmul_mfu()
+    exercise_gpt2_xl_memory()
     next_time()
 
 
@@ -129,59 +129,71 @@ def overview():
     text("Today we assemble, from the bottom up, everything a training run is made of: "
          "tensors first, then models, optimizers and the loop that ties them together. At "
          "every step we ask what it costs.")
-    text("Two resources are counted throughout:")
-    text("- **memory**, in bytes (GB);")
-    text("- **compute**, in floating-point operations (FLOPs).")
+    text("Costs come in two currencies, and we keep both accounts: **memory**, counted in "
+         "bytes (usually GB), and **compute**, counted in floating-point operations "
+         "(FLOPs).")
 
 
 def motivating_questions():
     text("## Two napkin-math questions")
+    text("Try both before opening the answers: a rough estimate is the whole point.")
     text("**Question 1.** A cluster of 1024 H100s is yours. You want a model with 70 billion "
-         "parameters to read 15 trillion tokens. How many days will the run take?")
-    text("Training costs about 6 FLOPs per parameter per token; the 6 is derived below, in "
-         "*FLOPs of the backward pass*. Take it on trust for now:")
-    link(training_flops)
-    total_flops = training_flops(15e12, 70e9)  # @inspect total_flops
-    link(timing, title="PEAKS: the vendor figures, and why sparse ones are halved")
-    h100_flop_per_sec = PEAKS["H100 SXM"]["bf16"].dense  # @inspect h100_flop_per_sec
-    text(f"{h100_flop_per_sec / 1e12:g} TFLOP/s per GPU: NVIDIA prints twice that for "
-         "bfloat16, but the larger figure assumes sparse matrices; a dense matmul gets half.")
-    # assume we reach half of the peak
-    mfu = 0.5  # @inspect mfu
-    flops_per_day = 1024 * mfu * h100_flop_per_sec * (24 * 60 * 60)  # @inspect flops_per_day
-    days = total_flops / flops_per_day  # @inspect days
-    link(days_to_train)
-    napkin_days = days_to_train(70e9, 15e12, num_devices=1024,  # @inspect napkin_days
-                                flop_per_sec_per_device=h100_flop_per_sec, mfu=mfu)
-    text(f"About {days:.0f} days, at half the peak.")
+         "parameters to read 15 trillion tokens. How many days will the run take? Assume the "
+         "GPUs reach half of their dense bfloat16 peak.")
+    with solution():
+        text("Training costs about 6 FLOPs per parameter per token; the 6 is derived below, "
+             "in *FLOPs of the backward pass*. Take it on trust for now:")
+        link(training_flops)
+        total_flops = training_flops(15e12, 70e9)  # @inspect total_flops
+        link(timing, title="PEAKS: the vendor figures, and why sparse ones are halved")
+        h100_flop_per_sec = PEAKS["H100 SXM"]["bf16"].dense  # @inspect h100_flop_per_sec
+        text(f"{h100_flop_per_sec / 1e12:g} TFLOP/s per GPU: NVIDIA prints twice that for "
+             "bfloat16, but the larger figure assumes sparse matrices; a dense matmul gets half.")
+        # the question's assumption: half of the peak
+        mfu = 0.5  # @inspect mfu
+        flops_per_day = 1024 * mfu * h100_flop_per_sec * (24 * 60 * 60)  # @inspect flops_per_day
+        days = total_flops / flops_per_day  # @inspect days
+        link(days_to_train)
+        napkin_days = days_to_train(70e9, 15e12, num_devices=1024,  # @inspect napkin_days
+                                    flop_per_sec_per_device=h100_flop_per_sec, mfu=mfu)
+        text(f"About {days:.0f} days, at half the peak.")
 
-    text("**Question 2.** Eight H100s, 80 GB each, and AdamW with nothing clever (no "
-         "sharding, no lower precision). How many parameters fit?")
-    h100_bytes = 80e9  # @inspect h100_bytes
-    link(bytes_per_parameter)
-    bytes_per_param = bytes_per_parameter(optimizer_states_per_parameter=2)  # @inspect bytes_per_param
-    text(f"Each parameter brings its gradient and AdamW's two running averages (the "
-         f"optimizer's state, counted below in *Optimizer state*), 4 values in float32: "
-         f"{bytes_per_param} bytes.")
-    link(largest_model)
-    largest_num_parameters = largest_model(8 * h100_bytes, bytes_per_param)  # @inspect largest_num_parameters
-    text(f"About {largest_num_parameters / 1e9:.0f}B parameters. Two caveats:")
-    text("- Parameters and gradients need not be float32: bfloat16 copies (2 + 2 bytes) plus "
-         "a float32 master copy of the parameters (4) saves no memory but runs faster.")
-    link(zero)
-    text("- Activations are not counted; they grow with batch size and sequence length "
-         "(see *Memory and compute of one step* below).")
-    text("A rough, back-of-the-envelope estimate; that is the point.")
+    text("**Question 2.** Eight H100s, 80 GB each, and AdamW with nothing clever: float32 "
+         "throughout, and every GPU keeps a whole copy of the training state (no sharding). "
+         "What is the largest model you can train? And if the state were sharded, split "
+         "evenly over the eight GPUs?")
+    with solution():
+        h100_bytes = 80e9  # @inspect h100_bytes
+        link(bytes_per_parameter)
+        bytes_per_param = bytes_per_parameter(optimizer_states_per_parameter=2)  # @inspect bytes_per_param
+        text(f"Each parameter brings its gradient and AdamW's two running averages (the "
+             f"optimizer's state, counted below in *Optimizer state*), 4 values in float32: "
+             f"{bytes_per_param} bytes.")
+        link(largest_model)
+        largest_num_parameters = largest_model(h100_bytes, bytes_per_param)  # @inspect largest_num_parameters
+        text(f"Without sharding each GPU must hold everything, so one GPU's memory is the "
+             f"limit: about {largest_num_parameters / 1e9:.0f}B parameters. The other seven "
+             "GPUs make the run faster, not the model larger.")
+        link(zero)
+        sharded_num_parameters = largest_model(8 * h100_bytes, bytes_per_param)  # @inspect sharded_num_parameters
+        text(f"Sharded (ZeRO's stage 3 splits parameters, gradients and optimizer state), "
+             f"the eight GPUs pool their memory: about {sharded_num_parameters / 1e9:.0f}B "
+             "parameters, less the room the GPUs need for the pieces they gather to compute.")
+        text("Two things this leaves out. Activations: they grow with batch size and sequence "
+             "length (see *Memory and compute of one step* below). And lower precision: "
+             "keeping bfloat16 weights and gradients beside a float32 master copy of the "
+             "weights costs 2 + 2 + 4 bytes where float32 needed 4 + 4, so it saves time "
+             "(faster matmuls), not memory.")
 
     text("This lecture does not walk through the Transformer; these explain it well:")
     link(assignment1_handout)
     link(transformer_math)
     link(illustrated_transformer)
     link(illustrated_gpt2)
-    text("Small models are enough to carry today's ideas. In lecture 1's terms: the "
-         "mechanics are ordinary PyTorch; the mindset is to put a number on the memory and "
-         "FLOPs of everything; the intuitions come only in broad strokes, because nothing "
-         "large gets trained here.")
+    text("Small models are enough to carry today's ideas. In the terms of lecture 1's "
+         "table: how the machinery works is ordinary PyTorch here; how to think about cost is "
+         "the subject, a number on the memory and FLOPs of everything; which choices pay off "
+         "we can only hint at, because nothing large gets trained here.")
 
 
 # ----------------------------------------------------------------------
@@ -237,8 +249,9 @@ def tensors_memory():
 def float32_format():
     text("## float32")
     link(float32_wikipedia)
+    text("The formats of this part, bit by bit; each of the next sections takes one row:")
+    plot(bit_layout_figure(list(COMPARED_DTYPES)))  # @stepover
     float32_layout = bit_layout(torch.float32)  # @inspect float32_layout
-    plot(bit_layout_figure([torch.float32]))  # @stepover
     text("PyTorch creates float32 tensors (\"fp32\", single precision) unless told "
          "otherwise. Numerical scientists see float32 as the minimum and often move up to "
          "float64; neural networks tolerate far coarser numbers.")
@@ -248,7 +261,6 @@ def float16_format():
     text("## float16")
     link(float16_wikipedia)
     float16_layout = bit_layout(torch.float16)  # @inspect float16_layout
-    plot(bit_layout_figure([torch.float16]))  # @stepover
     text("With 16 bits (\"fp16\", half precision) each value takes half the bytes:")
     x = torch.zeros(4, 8, dtype=torch.float16)
     float16_element_size = x.element_size()  # @inspect float16_element_size
@@ -263,7 +275,6 @@ def bfloat16_format():
     text("## bfloat16")
     link(bfloat16_wikipedia)
     bfloat16_layout = bit_layout(torch.bfloat16)  # @inspect bfloat16_layout
-    plot(bit_layout_figure([torch.bfloat16]))  # @stepover
     text("bfloat16 (\"brain float\", Google Brain, 2018) answers exactly this problem by "
          "moving bits from the mantissa to the exponent. With 8 exponent bits, like float32, "
          "it covers the same range in half the memory. What it gives up is precision, only 7 "
@@ -282,7 +293,6 @@ def dtype_comparison():
     body = "\n".join(f"| {row.name} | {row.bytes} | {row.largest:.6g} | {row.smallest_normal:.3g} | {row.eps:.3g} |"
                      for row in rows)
     text(f"| dtype | bytes | largest | smallest normal | eps (gap after 1) |\n| --- | ---: | ---: | ---: | ---: |\n{body}")
-    plot(bit_layout_figure(list(COMPARED_DTYPES)))  # @stepover
     by_name = {row.name: row for row in rows}
     text(f"float16 tops out at {by_name['float16'].largest:g}; bfloat16 reaches float32's "
          f"{by_name['bfloat16'].largest:.2g} but its step after 1 is {by_name['bfloat16'].eps:.2g}.")
@@ -290,9 +300,10 @@ def dtype_comparison():
 
 def fp8_format():
     text("## fp8")
-    text("Eight-bit floats were agreed on as a standard in 2022, with machine learning in "
-         "mind, and H100s compute with them natively. There are two flavours: E4M3 reaches "
-         "448 at most, E5M2 reaches 57344.")
+    text("Eight-bit floats for machine learning were proposed by NVIDIA, Arm and Intel in "
+         "2022 and published as the Open Compute Project's standard (OCP FP8) in 2023; H100s "
+         "compute with them natively. There are two flavours: E4M3 reaches 448 at most, "
+         "E5M2 reaches 57344.")
     link(nvidia_fp8_primer)
     link(fp8_formats_paper)
     e4m3_largest = torch.finfo(torch.float8_e4m3fn).max  # @inspect e4m3_largest
@@ -481,7 +492,8 @@ def jaxtyping_basics():
 
 def einops_einsum():
     text("## einsum")
-    text("Generalized matrix multiplication with bookkeeping:")
+    text("`einsum` names every dimension of every operand: a dimension that two inputs "
+         "share is multiplied along, and one left out of the output is summed away.")
     x: Float[torch.Tensor, "batch seq1 hidden"] = torch.ones(2, 3, 4)
     y: Float[torch.Tensor, "batch seq2 hidden"] = torch.ones(2, 3, 4)
     old_way = x @ y.transpose(-2, -1)
@@ -618,9 +630,16 @@ def matmul_timing_and_mfu():
         text("On a CPU there is no vendor peak to compare with, so MFU is left empty rather "
              "than invented. Whether bfloat16 beats float32 here depends on whether the CPU "
              "has bfloat16 matrix instructions: compare the two rates above.")
-    text("Why the dtype matters so much on a GPU: matmuls in bfloat16 (and TF32, fp8) run "
-         "on *tensor cores*, dedicated matrix units that PyTorch uses automatically, while "
-         "plain float32 runs on the ordinary cores at a fraction of the rate.")
+    text("Why the dtype matters so much on a GPU: matmuls in bfloat16 and float16 run on "
+         "*tensor cores*, dedicated matrix units, while float32 matmuls by default run on "
+         "the ordinary cores at a fraction of the rate. Two more formats run on tensor cores, "
+         "but only when asked for:")
+    text("- TF32 (float32's range, a 10-bit mantissa) lets float32 matmuls use the tensor "
+         "cores, but PyTorch leaves it off until asked: "
+         "`torch.set_float32_matmul_precision(\"high\")` or "
+         "`torch.backends.cuda.matmul.allow_tf32 = True`;")
+    text("- fp8 is never chosen for you: it takes a library such as Transformer Engine "
+         "(see *Mixed precision training*) and scaling factors per tensor.")
     text("Summary: matmuls dominate, 2mnk FLOPs; FLOP/s depend on the hardware (H100 >> "
          "A100) and the dtype (bfloat16 >> float32); MFU = actual / promised.")
 
@@ -683,7 +702,7 @@ def gradients_flops():
         translatable("forward"): num_forward_flops / (B * num_parameters),
         translatable("backward"): num_backward_flops / (B * num_parameters),
     }
-    plot(forward_backward_figure(flops_per_point_and_parameter))  # @stepover
+    plot(three_matmuls_figure(flops_per_point_and_parameter))  # @stepover
 
 
 # ----------------------------------------------------------------------
@@ -789,8 +808,13 @@ def data_loading():
         path = Path(folder) / "data.bin"
         save_tokens(orig_data, path)
         file_size = path.stat().st_size  # @inspect file_size
-        text("Loading it all into memory is not an option at scale (LLaMA's data is 2.8 TB): "
-             "`np.memmap` maps the file and reads only the pages that are touched.")
+        llama_num_tokens = 1.4e12  # @inspect llama_num_tokens
+        # LLaMA's 32,000 token ids fit in two bytes (uint16)
+        llama_bytes = llama_num_tokens * 2  # @inspect llama_bytes
+        text(f"Loading it all into memory is not an option at scale: LLaMA was trained on "
+             f"{llama_num_tokens / 1e12:.1f} trillion tokens, {llama_bytes / 1e12:.1f} TB as "
+             "2-byte ids. `np.memmap` maps the file and reads only the pages that are "
+             "touched.")
         data = load_tokens(path)  # @inspect data
         assert np.array_equal(data, orig_data)
         text("A batch is a set of random windows; the targets are the inputs shifted by "
@@ -831,21 +855,19 @@ def optimizers():
     text("The update rules, with $\\theta_t$ the parameters at step $t$, $g_t$ their "
          "gradient, $\\eta$ the learning rate and $\\epsilon$ a tiny constant that keeps a "
          "denominator away from zero:")
-    text("- SGD: $\\theta_{t+1} = \\theta_t - \\eta g_t$. No memory of the past.\n"
-         "- Momentum: $v_t = \\beta v_{t-1} + (1 - \\beta) g_t$, then step along $v_t$ "
-         "instead of $g_t$; with $\\beta = 0.9$ each step keeps 90% of the previous "
-         "direction.\n"
-         "- AdaGrad: $G_t = G_{t-1} + g_t^2$ and $\\theta_{t+1} = \\theta_t - \\eta g_t / "
-         "\\sqrt{G_t + \\epsilon}$: each weight gets its own step size. But $G_t$ only grows, "
-         "so late in training the steps shrink towards zero.\n"
-         "- RMSProp: $v_t = \\alpha v_{t-1} + (1 - \\alpha) g_t^2$ (typically "
-         "$\\alpha = 0.99$) replaces the sum, so old gradients are forgotten and the steps "
-         "stop shrinking.\n"
-         "- Adam: both averages, $m_t$ of $g_t$ and $v_t$ of $g_t^2$; since they start at 0 "
-         "they are divided by $1 - \\beta_1^t$ and $1 - \\beta_2^t$ (bias correction), "
-         "then $\\theta_{t+1} = \\theta_t - \\eta \\hat m_t / (\\sqrt{\\hat v_t} + "
-         "\\epsilon)$: the numerator gives the direction, the denominator a per-weight "
-         "step size.")
+    text("| optimizer | what it keeps | the step |\n"
+         "| --- | --- | --- |\n"
+         "| SGD | nothing | $\\theta_{t+1} = \\theta_t - \\eta g_t$ |\n"
+         "| Momentum | $v_t = \\beta v_{t-1} + (1 - \\beta) g_t$ | along $v_t$ instead of $g_t$ ($\\beta$ about 0.9) |\n"
+         "| AdaGrad | $G_t = G_{t-1} + g_t^2$ | $\\theta_{t+1} = \\theta_t - \\eta g_t / \\sqrt{G_t + \\epsilon}$ |\n"
+         "| RMSProp | $v_t = \\alpha v_{t-1} + (1 - \\alpha) g_t^2$ | as AdaGrad, with $v_t$ for $G_t$ ($\\alpha$ about 0.99) |\n"
+         "| Adam | $m_t$ averaging $g_t$ and $v_t$ averaging $g_t^2$ | $\\theta_{t+1} = \\theta_t - \\eta \\hat m_t / (\\sqrt{\\hat v_t} + \\epsilon)$ |")
+    text("Reading the table down: momentum smooths the direction of travel. AdaGrad "
+         "scales each weight's step by the size of its past gradients, but its sum never "
+         "shrinks, so a long run slows to a crawl; RMSProp's average lets that history fade. "
+         "Adam does both, and since its averages start at zero it divides them by "
+         "$1 - \\beta_1^t$ and $1 - \\beta_2^t$ ($\\hat m_t$, $\\hat v_t$), which matters in the "
+         "first steps only.")
     text("One AdaGrad step on the two-layer D=4 model:")
     device = get_device()
     model = Cruncher(dim=4, num_layers=2).to(device)
@@ -873,9 +895,8 @@ def optimizer_state_by_hand():
     w = nn.Parameter(torch.tensor([2.0]))
     lr = 0.1  # @inspect lr
     gradients = (3.0, 4.0)  # @inspect gradients
-    text(f"AdaGrad's running sum g2 must survive from one step to the next: it lives in the "
-         f"optimizer's `state`, one entry per parameter. One weight w = {w.item():g}, lr = {lr:g}, "
-         f"and two gradients, {gradients[0]:g} then {gradients[1]:g}:")
+    text(f"Follow one weight through two AdaGrad steps: w = {w.item():g}, lr = {lr:g}, and "
+         f"the gradients {gradients[0]:g} then {gradients[1]:g}.")
     optimizer = AdaGrad([w], lr=lr)
     g2_history = [0.0]  # the sum before any step
     worked_steps = []  # @inspect worked_steps
@@ -885,13 +906,14 @@ def optimizer_state_by_hand():
         optimizer.step()
         g2 = optimizer.state[w]["g2"].item()  # @inspect g2
         weight = w.item()  # @inspect weight
-        # formulas only: the value is quoted inside a translated sentence, so it holds no English word
-        worked_steps.append(f"g2 = {g2_history[-1]:g} + {grad:g}² = {g2:g}, "  # @inspect worked_steps @stepover
-                            f"w = {weight_before:.4g} - {lr:g} x {grad:g} / √{g2:g} = {weight:.4g}")
+        # one table row of formulas and numbers: it sits inside a translated table, so it holds no English word
+        worked_steps.append(f"| {len(worked_steps) + 1} | {grad:g} | {g2_history[-1]:g} + {grad:g}² = {g2:g} "  # @inspect worked_steps @stepover
+                            f"| {weight_before:.4g} - {lr:g} x {grad:g} / √{g2:g} = {weight:.4g} |")
         g2_history.append(g2)
-    text(f"First step: {worked_steps[0]}. Second step: {worked_steps[1]}. The second step "
-         f"started from the {g2_history[1]:g} left by the first: that memory is the "
-         "optimizer's state.")
+    text(f"| step | g | g2 | w |\n| ---: | ---: | --- | --- |\n{worked_steps[0]}\n{worked_steps[1]}")
+    text(f"Where did the {g2_history[1]:g} in the second row come from? From the first step, "
+         "which computed it and left it behind for the next one. Whatever an optimizer "
+         "carries over like that, one entry per parameter, is its `state`.")
 
 
 def optimizer_state_table():
@@ -977,9 +999,7 @@ def train_loop():
     text("Data from a linear function with weights (0, 1, 2, ..., D-1), and a loop: get a "
          "batch, forward (loss), backward (gradients), step, zero the gradients.")
     link(train)
-    text("`train` builds the model with the number of layers it is given and steps with the "
-         "learning rate it is given, so two runs that differ in one argument differ in that "
-         "alone:")
+    text("Two runs of the same model that differ only in the learning rate:")
     link(regression_task)
     D = 16  # @inspect D
     get_regression_batch = regression_task(D)
@@ -996,15 +1016,16 @@ def train_loop():
     text(f"Both runs see the same batches (train seeds everything first). Averaged over the "
          f"last 10 of {num_train_steps} steps, the loss is {fast_final_loss:.2g} with lr=0.1 "
          f"and {slow_final_loss:.2g} with lr=0.01. Tuning hyperparameters is worth it.")
-    text("`num_layers` is honoured as well. With two hidden 16x16 layers the model "
-         "multiplies three matrices, the gradients grow with their product, and even "
-         "lr=0.01 now diverges:")
+    text("Now a deeper model, with two hidden 16x16 layers. It multiplies three matrices, "
+         "so its gradients grow with their product, and even lr=0.01 diverges:")
     deep_losses = train(get_regression_batch, dim=D, num_layers=2, batch_size=4,  # @inspect deep_losses
                         num_train_steps=num_train_steps, lr=0.01)
     deep_diverged_at_step = first_non_finite_step(deep_losses)  # @inspect deep_diverged_at_step
     deep_slow_losses = train(get_regression_batch, dim=D, num_layers=2, batch_size=4,  # @inspect deep_slow_losses
                              num_train_steps=num_train_steps, lr=0.001)
     deep_slow_final_loss = sum(deep_slow_losses[-10:]) / 10  # @inspect deep_slow_final_loss
+    plot(loss_curves_figure({"lr = 0.01": deep_losses, "lr = 0.001": deep_slow_losses},  # @stepover
+                            title=translatable("The deeper model: lr = 0.01 diverges, lr = 0.001 trains")))
     text(f"The loss overflows at step {deep_diverged_at_step}. Ten times smaller, lr=0.001 "
          f"trains the deeper model fine (final loss {deep_slow_final_loss:.2g}): the right "
          "learning rate depends on the architecture.")
@@ -1078,12 +1099,15 @@ def mixed_precision_training():
     steps_together = next((step for step, gap in enumerate(relative_gaps) if gap > 0.3), len(relative_gaps))  # @inspect steps_together
     largest_early_gap = max(relative_gaps[:steps_together])  # @inspect largest_early_gap
     final_losses = (float32_losses[-1], mixed_precision_losses[-1])  # @inspect final_losses
-    text(f"For the first {steps_together} steps the two curves lie on top of each other (at "
-         f"most {largest_early_gap:.0%} apart) while the loss falls from "
-         f"{float32_losses[0]:.0f} to {float32_losses[steps_together - 1]:.2g}. Below that the "
-         f"float32 run keeps going, to {final_losses[0]:.1e}, while the mixed-precision run "
-         f"levels off ({final_losses[1]:.1e} at the end): a bfloat16 matmul only keeps about "
-         "three significant digits, too few to resolve the tiny errors left. This toy "
+    # 7 stored mantissa bits plus the implicit leading 1
+    bfloat16_digits = math.log10(2 ** (bit_layout(torch.bfloat16)["mantissa"] + 1))  # @inspect bfloat16_digits
+    text(f"For the first {steps_together} steps the two runs fall together, the loss going "
+         f"from {float32_losses[0]:.0f} to {float32_losses[steps_together - 1]:.2g} (on the "
+         f"log scale the curves overlap; step by step they differ by up to "
+         f"{largest_early_gap:.0%}). Below that the float32 run keeps going, to "
+         f"{final_losses[0]:.1e}, while the mixed-precision run levels off "
+         f"({final_losses[1]:.1e} at the end): bfloat16 keeps 8 significant bits, about "
+         f"{bfloat16_digits:.1f} decimal digits, too few to resolve the tiny errors left. This toy "
          "regression can reach a loss of zero; a language model's loss stays far above the "
          "level where that rounding matters, which is why mixed precision is the norm.")
     text("Rule of thumb: whatever accumulates over many steps (the weights, optimizer "
@@ -1124,31 +1148,44 @@ def exercise_napkin_math_rtx4080():
              f"{hours:.1f} hours, an afternoon.")
 
 
-def exercise_matmul_mfu():
-    text("## Exercise: MFU on the machine at hand")
-    gpu_B, gpu_D, gpu_K = GPU_MATMUL_SIZES  # @inspect gpu_B gpu_D gpu_K
-    text(f"Measure the matmul of this lecture on your own device, in float32 and in bfloat16, "
-         f"and work out the MFU of each. On a GPU use B = {gpu_B}, D = {gpu_D}, K = {gpu_K}: "
-         "how much memory do x, w and the output take in float32? Then compare learning rates "
-         "0.01 and 0.1 with a training loop that uses both of its arguments.")
+def exercise_gpt2_xl_memory():
+    text("## Exercise: the training memory of GPT-2 XL")
+    text("GPT-2 XL has 48 layers of width 1600 with 25 attention heads, a vocabulary of "
+         "50,257 tokens and a context of 1024. It is trained with AdamW on batches of 8 "
+         "sequences of 1024 tokens: parameters, gradients and optimizer state in float32, "
+         "activations in bfloat16 (mixed precision). How many parameters does it have, how "
+         "much memory does a training step hold, and does that fit on one 80 GB H100?")
+    text("For the activations a layer keeps for the backward pass, use the estimate of "
+         "Korthikanti et al.: $s b h (34 + 5 a s / h)$ bytes, for sequence length $s$, batch "
+         "$b$, width $h$ and $a$ heads.")
+    link(activation_recomputation)
     with solution():
-        gpu_matrices_gb = (gpu_B * gpu_D + gpu_D * gpu_K + gpu_B * gpu_K) * 4 / 1e9  # @inspect gpu_matrices_gb
-        text(f"(B·D + D·K + B·K) x 4 bytes = {gpu_matrices_gb:.2f} GB. The sizes used here (the "
-             "GPU ones only when CUDA is available):")
-        B, D, K = matmul_sizes()  # @inspect B D K
-        matrices_gb = (B * D + D * K + B * K) * 4 / 1e9  # @inspect matrices_gb
-        device = get_device()  # @inspect device
-        x = torch.randn(B, D, device=device)
-        w = torch.randn(D, K, device=device)
-        results = {}  # @inspect results
-        for dtype in (torch.float32, torch.bfloat16):
-            measurement = measure_matmul(x.to(dtype), w.to(dtype))
-            results[str(dtype)] = {"seconds": measurement.seconds, "TFLOP/s": measurement.flop_per_sec / 1e12,  # @inspect results @measured
-                                   "MFU": measurement.mfu, "promised": measurement.promised.note}
-        text("Where no promised figure exists (a CPU, an unlisted GPU) MFU stays empty: look "
-             "up your device's datasheet, mind whether it quotes sparsity, and divide.")
-        text("The learning-rate comparison is the one in *Training a model* above: there lr=0.1 "
-             "ends with a loss far below that of lr=0.01 on the same batches.")
+        num_layers, d_model, num_heads = 48, 1600, 25  # @inspect num_layers d_model num_heads
+        vocab_size, context_length, batch_size = 50257, 1024, 8  # @inspect vocab_size context_length batch_size
+        # 4 d^2 in attention's projections, 8 d^2 in the MLP; biases and two LayerNorms add 13 d
+        layer_parameters = 12 * d_model**2 + 13 * d_model  # @inspect layer_parameters
+        # token and position embeddings (the output layer reuses the token embedding), final LayerNorm
+        num_parameters = num_layers * layer_parameters + (vocab_size + context_length + 2) * d_model  # @inspect num_parameters
+        state_bytes = num_parameters * bytes_per_parameter(optimizer_states_per_parameter=2)  # @inspect state_bytes
+        text(f"{num_parameters:,} parameters: $12 h^2 + 13 h$ per layer (attention's four "
+             f"projections, the MLP, biases and LayerNorms) and the embeddings. At "
+             f"{bytes_per_parameter(optimizer_states_per_parameter=2)} bytes each, the "
+             f"parameters, gradients and AdamW's state take {state_bytes / 1e9:.1f} GB.")
+        tokens_times_width = context_length * batch_size * d_model  # @inspect tokens_times_width
+        activation_bytes = num_layers * tokens_times_width * (34 + 5 * num_heads * context_length / d_model)  # @inspect activation_bytes
+        total_gb = (state_bytes + activation_bytes) / 1e9  # @inspect total_gb
+        text(f"The activations take {activation_bytes / 1e9:.1f} GB, so a step holds "
+             f"{total_gb:.1f} GB: more than one H100 has. At this batch the activations, not "
+             "the optimizer, are the larger part.")
+        # the 5as/h term is the attention scores and their softmax, s^2 values per head
+        fused_activation_bytes = num_layers * tokens_times_width * 34  # @inspect fused_activation_bytes
+        fused_total_gb = (state_bytes + fused_activation_bytes) / 1e9  # @inspect fused_total_gb
+        text(f"Most of it is the term $5 a s / h$: the attention scores, $s^2$ values per head. "
+             f"A fused attention kernel (FlashAttention) recomputes them in the backward pass "
+             f"instead of storing them, leaving {fused_activation_bytes / 1e9:.1f} GB of "
+             f"activations and {fused_total_gb:.1f} GB in all, which fits. Recomputing whole "
+             "layers (activation checkpointing) or a smaller batch would save more.")
+        link(flash_attention)
 
 
 def next_time():
@@ -1192,25 +1229,29 @@ def bit_layout_figure(dtypes: list[torch.dtype]):
     colors = {"sign": "#d9534f", "exponent": "#5bc0de", "mantissa": "#5cb85c"}
     legend = {"sign": translatable("sign bits"), "exponent": translatable("exponent bits"),
               "mantissa": translatable("mantissa bits")}
-    figure = Figure(figsize=(9, 0.9 * len(dtypes) + 0.6))
+    figure = Figure(figsize=(10, 0.75 * len(dtypes) + 1.0))
     axes = figure.subplots()
     for row, dtype in enumerate(dtypes):
-        y = -1.6 * row
+        y = -1.3 * row
         start = 0
         for field, width in bit_layout(dtype).items():
             for bit in range(start, start + width):
                 axes.add_patch(Rectangle((bit, y - 0.4), 0.9, 0.8, color=colors[field]))
-            axes.text(start + width / 2 - 0.05, y + 0.5, str(width), ha="center", va="bottom", fontsize=9)
+            axes.text(start + width / 2 - 0.05, y + 0.45, str(width), ha="center", va="bottom", fontsize=8.5)
             start += width
-        axes.text(-0.6, y, str(dtype).removeprefix("torch."), ha="right", va="center", fontsize=11)
+        axes.text(-0.6, y, str(dtype).removeprefix("torch."), ha="right", va="center", fontsize=10)
+        info = torch.finfo(dtype)
+        # what the bits buy: the exponent sets the range, the mantissa the step after 1
+        axes.text(33, y, f"up to {info.max:.3g}, step {info.eps:.2g}", ha="left", va="center",
+                  fontsize=8.5, color="#555555")
     handles = [Rectangle((0, 0), 1, 1, color=color) for color in colors.values()]
     axes.legend(handles, [legend[field] for field in colors], loc="upper center", bbox_to_anchor=(0.5, 0.0),
                 ncol=3, fontsize=9, frameon=False)
-    axes.set_xlim(-8, 32.5)
-    axes.set_ylim(-1.6 * (len(dtypes) - 1) - 0.6, 1.2)
+    axes.set_xlim(-9, 45)
+    axes.set_ylim(-1.3 * (len(dtypes) - 1) - 0.6, 1.1)
     axes.axis("off")
-    names = ", ".join(str(dtype).removeprefix("torch.") for dtype in dtypes)
-    axes.set_title(f"Bits of {names}: sign, exponent (range), mantissa (precision)", fontsize=10)
+    axes.set_title("Floating-point formats bit by bit: exponent bits buy range, mantissa bits precision",
+                   fontsize=10)
     figure.tight_layout()
     return figure
 
@@ -1315,19 +1356,49 @@ def batched_matmul_figure(x_shape: tuple[int, ...], w_shape: tuple[int, int], y_
     return figure
 
 
-def forward_backward_figure(per_point_and_parameter: dict[str, float]):
-    """FLOPs per data point and parameter: the forward and backward passes stacked into one bar."""
-    figure = Figure(figsize=(6, 2.2))
+# The three matmuls one weight matrix w2 (D x K) takes part in, for a batch h1 (B x D):
+# (pass, what it computes, [(operand, rows, columns)], the operand that is the weight or its gradient).
+WEIGHT_MATMULS = [
+    ("forward", translatable("forward: the layer's output"), [("h1", "B", "D"), ("w2", "D", "K"), ("h2", "B", "K")], 1),
+    ("backward", translatable("backward: the gradient for the weight"),
+     [("h1ᵀ", "D", "B"), ("h2.grad", "B", "K"), ("w2.grad", "D", "K")], 2),
+    ("backward", translatable("backward: the gradient for the input"),
+     [("h2.grad", "B", "K"), ("w2ᵀ", "K", "D"), ("h1.grad", "B", "D")], 1),
+]
+DRAWN_SIZE = {"B": 1.5, "D": 1.0, "K": 0.7}  # a batch larger than the widths, as in training
+
+
+def three_matmuls_figure(per_point_and_parameter: dict[str, float]):
+    """The three matmuls of one weight matrix drawn as boxes of their shapes, with what each costs."""
+    colors = {"forward": "#5bc0de", "backward": "#f0ad4e"}
+    backward_matmuls = sum(1 for kind, *_ in WEIGHT_MATMULS if kind == "backward")
+    per_matmul = {"forward": per_point_and_parameter["forward"],
+                  "backward": per_point_and_parameter["backward"] / backward_matmuls}
+    figure = Figure(figsize=(8.5, 4.4))
     axes = figure.subplots()
-    left = 0.0
-    for (label, value), color in zip(per_point_and_parameter.items(), ("#5bc0de", "#f0ad4e")):
-        axes.barh(0, value, left=left, color=color, edgecolor="white")
-        axes.text(left + value / 2, 0, f"{label} pass: {value:g}", ha="center", va="center", fontsize=10)
-        left += value
-    axes.set_xlim(0, left * 1.05)
-    axes.set_yticks([])
-    axes.set_xlabel("FLOPs per data point (token) per parameter")
-    axes.set_title(f"One training step costs {left:g} FLOPs per token per parameter", fontsize=10)
+    for row, (kind, purpose, operands, weight_index) in enumerate(WEIGHT_MATMULS):
+        top, x = -2.2 * row, 0.0
+        for index, (name, rows, columns) in enumerate(operands):
+            height, width = DRAWN_SIZE[rows], DRAWN_SIZE[columns]
+            # the weight (or its gradient) in the pass's colour, the batch's tensors in grey
+            face = colors[kind] if index == weight_index else "#eeeeee"
+            axes.add_patch(Rectangle((x, top - height), width, height, facecolor=face, edgecolor="#555555"))
+            axes.text(x + width / 2, top + 0.12, name, ha="center", va="bottom", fontsize=9, family="monospace")
+            axes.text(x + width / 2, top - height / 2, rows + "×" + columns, ha="center", va="center", fontsize=8)
+            x += width + 0.25
+            if index < 2:
+                axes.text(x + 0.1, top - 0.5, "@" if index == 0 else "=", ha="center", va="center", fontsize=12)
+                x += 0.45
+        axes.text(6.0, top - 0.5, purpose, ha="left", va="center", fontsize=10, fontweight="bold", color="#333333")
+        axes.text(6.0, top - 0.95, f"2BDK FLOPs: {per_matmul[kind]:g} per data point and parameter",
+                  ha="left", va="center", fontsize=8.5, color="#555555")
+    axes.set_xlim(-0.2, 11.5)
+    axes.set_ylim(-2.2 * len(WEIGHT_MATMULS) + 0.4, 0.6)
+    axes.set_aspect("equal")
+    axes.axis("off")
+    total = sum(per_point_and_parameter.values())
+    axes.set_title(f"One weight matrix, three matmuls: {total:g} FLOPs per data point and parameter",
+                   fontsize=10)
     figure.tight_layout()
     return figure
 
@@ -1361,7 +1432,14 @@ def loss_curves_figure(curves: dict[str, list[float]], title: str):
     figure = Figure(figsize=(6, 3))
     axes = figure.subplots()
     for label, losses in curves.items():
-        axes.plot(range(1, len(losses) + 1), losses, label=label)
+        line, = axes.plot(range(1, len(losses) + 1), losses, label=label)
+        diverged_at = first_non_finite_step(losses)
+        if diverged_at is not None and diverged_at > 1:
+            # the log scale drops inf and nan: mark where the curve stops, or it just ends silently
+            last_finite = losses[diverged_at - 2]
+            axes.plot([diverged_at - 1], [last_finite], marker="X", markersize=9, color=line.get_color())
+            axes.annotate(f"overflow at step {diverged_at}", (diverged_at - 1, last_finite),
+                          xytext=(8, -4), textcoords="offset points", fontsize=8.5, color=line.get_color())
     axes.set_yscale("log")
     axes.set_xlabel("step")
     axes.set_ylabel("training loss (MSE)")
@@ -1376,6 +1454,11 @@ def loss_curves_figure(curves: dict[str, list[float]], title: str):
 # References
 
 
+activation_recomputation = Reference(title="Reducing Activation Recomputation in Large Transformer Models",
+                                     url="https://arxiv.org/abs/2205.05198",
+                                     authors=("Vijay Korthikanti", "et al."), organization="NVIDIA", date="2022")
+flash_attention = Reference(title="FlashAttention: Fast and Memory-Efficient Exact Attention with IO-Awareness",
+                            url="https://arxiv.org/abs/2205.14135", authors=("Tri Dao", "et al."), date="2022")
 zero = Reference(title="ZeRO: Memory Optimizations Toward Training Trillion Parameter Models",
                  url="https://arxiv.org/abs/1910.02054",
                  authors=("Samyam Rajbhandari", "Jeff Rasley", "Olatunji Ruwase", "Yuxiong He"), date="2019")

@@ -139,3 +139,11 @@ def test_import_paths_from_before_the_layers_still_work():
             "assert old is new and callable(seed_everything) and callable(show_values)\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_test_modules_have_names_of_their_own():
+    """The test folders are not packages: pytest imports each test module by its file name alone."""
+    import collections
+
+    names = collections.Counter(path.name for path in (ROOT / "tests").rglob("test_*.py") if "fixtures" not in path.parts)
+    assert [name for name, count in names.items() if count > 1] == []

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import torch
 
 # The formats lecture 2 compares: the full-precision default, the two 16-bit formats and the
-# two 8-bit formats of the 2022 FP8 standard (E4M3 for values, E5M2 for wider-range gradients).
+# two 8-bit formats proposed in 2022 and standardized by OCP in 2023 (E4M3 for values, E5M2 for
+# wider-range gradients).
 COMPARED_DTYPES: tuple[torch.dtype, ...] = (
     torch.float32,
     torch.float16,

@@ -175,3 +175,31 @@ def test_the_bundled_gpt2_files_are_the_published_ones(gpt2_cache):
 def test_a_text_of_every_kind_matches_tiktoken(tiktoken_gpt2, ours):
     text = BUNDLED_TEXT.read_text(encoding="utf-8")
     assert ours.encode(text) == tiktoken_gpt2.encode(text) and len(text) > 400
+
+
+def test_the_package_ships_gpt2s_files_and_uses_them_when_the_cache_has_none(tmp_path, monkeypatch, tiktoken_gpt2):
+    from cs336_lectures.tokenization.gpt2 import BUNDLED
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # an empty cache
+
+    def no_download(name):
+        raise AssertionError("tiktoken was asked to download")
+
+    import tiktoken
+
+    monkeypatch.setattr(tiktoken, "get_encoding", no_download)
+    vocab_path, merges_path = gpt2_files()
+    assert (vocab_path, merges_path) == (BUNDLED / "encoder.json", BUNDLED / "vocab.bpe")
+    assert hashlib.sha1(vocab_path.read_bytes()).hexdigest() == "f0223209235343bc067d7da838328bced8085ae1"
+    assert hashlib.sha1(merges_path.read_bytes()).hexdigest() == "396d4d8ec90cb02f4d56e049e0e4add868bcd943"
+    assert (BUNDLED / "LICENSE").is_file()
+    bundled = get_gpt2_tokenizer()
+    text = BUNDLED_TEXT.read_text(encoding="utf-8") + EOT + "  trailing spaces   \n\n"
+    assert bundled.encode(text, allowed_special={EOT}) == tiktoken_gpt2.encode(text, allowed_special={EOT})
+    assert bundled.n_vocab == tiktoken_gpt2.n_vocab == 50257 and bundled.eot_token == 50256
+    assert not list(tmp_path.iterdir())
+
+
+def test_gpt2_files_prefer_tiktokens_cache(gpt2_cache, monkeypatch):
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(gpt2_cache))
+    assert gpt2_files() == gpt2_files(gpt2_cache)

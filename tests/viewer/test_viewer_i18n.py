@@ -12,6 +12,8 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import expect
 
+from cs336_lectures.runtime.i18n.locale_numbers import plural_category
+
 from test_i18n import EXAMPLE, ROOT, copy_example
 from viewer_support import VIEWER, StaticSite, demo_trace, write_site
 
@@ -188,6 +190,15 @@ def test_the_interface_follows_the_language(page, site):
     page.goto(site.url + "?lang=zh")
     expect(page.locator("#index-view h1")).to_have_text("讲座")
     expect(page.locator(".index-hint")).to_contain_text("e 编辑")
+    page.goto(site.url + "?lang=ru")  # each card's step count agrees with its number, digits grouped the Russian way
+    expect(page.locator("#index-view h1")).to_have_text("Лекции")
+    cards = page.locator(".trace-card .trace-meta")
+    assert cards.count() == 3
+    for index in range(cards.count()):
+        meta = cards.nth(index).inner_text()
+        count = int(re.search(r"(\d[\d\u202f]*) шаг", meta)[1].replace("\u202f", ""))
+        word = {"one": "шаг", "few": "шага", "many": "шагов"}[plural_category(str(count), "ru")]
+        assert f"{count:,}".replace(",", "\u202f") + f" {word}" in meta, meta
 
 
 def server_note_templates() -> set[str]:
@@ -240,3 +251,27 @@ def test_a_run_line_is_said_in_the_language_with_its_plural(page, site):
         "лекция выполнена заново целиком (4.10 с): изменился код на уровне модуля (строка 12)",
         "a line this viewer has no translation for",
     ]
+
+
+def test_plural_forms_follow_a_switch_of_language(page, site):
+    """Each language counts with its own plural rules, also after the reader switched to it."""
+    page.goto(site.url + "?trace=example_i18n&lang=en")
+    page.wait_for_selector(".code .line.current", state="attached")
+    say = """async (counts) => {
+      const { say } = await import(new URL('js/run_notes.js', location.href).href);
+      return counts.map((count) => say({ template: count === 1 ? '{count} section' : '{count} sections', fields: { count } }));
+    }"""
+    assert page.evaluate(say, [1, 21]) == ["1 section", "21 sections"]
+    english_forms = page.evaluate("""async () => {
+      const { pluralForm } = await import(new URL('js/i18n.js', location.href).href);
+      return [1, 21, 3].map((count) => pluralForm({ one: 'one', few: 'few', many: 'many', other: 'other' }, count));
+    }""")  # English rules made first, as a catalog with English plural forms would
+    assert english_forms == ["one", "other", "other"]
+    page.locator("#language").select_option("zh")
+    expect(page.locator(".toc-title")).to_have_text("目录")
+    chinese = page.evaluate(say, [1, 21])
+    assert all(re.search(r"[\u4e00-\u9fff]", line) for line in chinese), chinese
+    page.locator("#language").select_option("ru")
+    expect(page.locator(".toc-title")).to_have_text("Содержание")
+    assert page.evaluate(say, [21, 3, 5, 11, 1, 1001]) == [
+        "21 раздел", "3 раздела", "5 разделов", "11 разделов", "1 раздел", "1001 раздел"]

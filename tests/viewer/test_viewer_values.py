@@ -161,8 +161,8 @@ def test_the_panel_speaks_the_chosen_language_with_its_plurals(page, site):
     assert texts[1]["summary"] == "dict: 3 элемента" and "… ещё 2" in texts[1]["text"]
     assert texts[2]["summary"] == "Config: 5 полей"
     assert texts[3]["text"] == "[1, 2, 3, … ещё 998]"
-    assert texts[4]["text"] == "'abc' … (5,000 символов)"
+    assert texts[4]["text"] == "'abc' … (5\u202f000 символов)"  # Russian groups digits with a narrow no-break space
     assert texts[5]["text"] == "b'\\x00hi' (3 байта)"
-    assert texts[6]["summary"] == "10,000 элементов"
+    assert texts[6]["summary"] == "10\u202f000 элементов"
     assert "не непрерывный, шаги (stride) (1, 100)" in texts[6]["text"]
-    assert texts[6]["notes"][-1] == "первые 64; всего 10,000 элементов (развёрнуто в одну строку) · min -1.25 · max 2.5 · mean 0."
+    assert texts[6]["notes"][-1] == "первые 64; всего 10\u202f000 элементов (развёрнуто в одну строку) · min -1.25 · max 2.5 · mean 0."

@@ -11,6 +11,7 @@ export const LANGUAGES = { en: 'English', ru: 'Русский', zh: '中文' };
 const STORAGE_KEY = 'cs336-language';
 
 const RU_ITEMS = { one: '{count} элемент', few: '{count} элемента', many: '{count} элементов', other: '{count} элемента' };
+const RU_STEPS = { one: '{count} шаг', few: '{count} шага', many: '{count} шагов', other: '{count} шага' };
 
 /* The interface strings, by their English. A string missing here shows in English. {name}
    is filled from t()'s second argument; an entry for a count (tCount) may hold plural forms. */
@@ -72,7 +73,8 @@ const STRINGS = {
     'Line {n} never ran in this trace.': 'Строка {n} в этой трассе ни разу не выполнялась.',
     'Already in the outermost call.': 'Это уже самый внешний вызов.',
     'No traces yet. Trace a lecture with {command}.': 'Трасс пока нет. Трассируйте лекцию командой {command}.',
-    '{n} steps': 'шагов: {n}',
+    '{count} step': RU_STEPS,
+    '{count} steps': RU_STEPS,
     'traced {when}': 'трасса от {when}',
     'Keys in a lecture: l / h step, j / k step over, u step out, R raw code, A reveal, e edit (under cs336-lectures serve; Ctrl+S saves and re-traces), g back here, ? help.': 'Клавиши в лекции: l / h — шаг, j / k — шаг с обходом, u — выход из функции, R — код, A — пройденное, e — правка (при cs336-lectures serve; Ctrl+S сохраняет и трассирует заново), g — сюда, ? — справка.',
     'No inspected values in this frame yet. A "# @inspect x" comment on a line records x.': 'В этом кадре пока нет отслеживаемых значений. Комментарий «# @inspect x» в строке записывает x.',
@@ -97,7 +99,6 @@ const STRINGS = {
     'copy exact': 'копировать точно',
     'copied': 'скопировано',
     'Copy {name} with every digit': 'Скопировать {name} со всеми знаками',
-    '1 step': '1 шаг',
     'file fails now': 'файл сейчас падает',
     'The file on disk fails to trace (this trace is the last good one): {error}': 'Файл на диске не удаётся трассировать (это последняя удачная трасса): {error}',
     'The file on disk fails to trace, and no run of it has written a trace yet: {error}': 'Файл на диске не удаётся трассировать, и ни один запуск ещё не записал трассу: {error}',
@@ -253,7 +254,8 @@ const STRINGS = {
     'Line {n} never ran in this trace.': '第 {n} 行在本次追踪中从未执行。',
     'Already in the outermost call.': '已经在最外层调用中。',
     'No traces yet. Trace a lecture with {command}.': '还没有追踪。请用 {command} 追踪一个讲座。',
-    '{n} steps': '{n} 步',
+    '{count} step': '{count} 步',
+    '{count} steps': '{count} 步',
     'traced {when}': '追踪于 {when}',
     'Keys in a lecture: l / h step, j / k step over, u step out, R raw code, A reveal, e edit (under cs336-lectures serve; Ctrl+S saves and re-traces), g back here, ? help.': '讲座中的按键：l / h 单步，j / k 逐过程，u 跳出函数，R 代码，A 已执行，e 编辑（在 cs336-lectures serve 下；Ctrl+S 保存并重新追踪），g 回到这里，? 帮助。',
     'No inspected values in this frame yet. A "# @inspect x" comment on a line records x.': '此栈帧中还没有观察的变量值。在某行加上注释“# @inspect x”即可记录 x。',
@@ -278,7 +280,6 @@ const STRINGS = {
     'copy exact': '复制精确值',
     'copied': '已复制',
     'Copy {name} with every digit': '复制 {name} 的全部数位',
-    '1 step': '1 步',
     'file fails now': '文件当前出错',
     'The file on disk fails to trace (this trace is the last good one): {error}': '磁盘上的文件追踪失败（这是最后一次成功的追踪）：{error}',
     'The file on disk fails to trace, and no run of it has written a trace yet: {error}': '磁盘上的文件追踪失败，而且还没有任何一次运行写出过追踪：{error}',
@@ -382,6 +383,7 @@ const STRINGS = {
 let current = initialLanguage();
 const listeners = [];
 const pluralRules = new Map(); // language -> its Intl.PluralRules, made once
+const countFormats = new Map(); // language -> its Intl.NumberFormat for counts, made once
 
 function initialLanguage() {
   const asked = new URLSearchParams(location.search).get('lang');
@@ -418,11 +420,21 @@ export function t(english, fields = {}) {
 }
 
 /** A count with its noun: tCount(2500, '{count} item', '{count} items') -> "2,500 items", in
-    Russian "2,500 элементов". A catalog entry for a count holds the language's plural forms,
-    chosen by Intl.PluralRules ('one', 'few', 'many', 'other'). */
+    Russian "2 500 элементов" (digits grouped the chosen language's way). A catalog entry for a
+    count holds the language's plural forms, chosen by Intl.PluralRules ('one', 'few', 'many', 'other'). */
 export function tCount(count, one, many) {
   const english = count === 1 ? one : many;
-  return fillFields(pluralForm(STRINGS[current] && STRINGS[current][english], count) || english, { count: groupDigits(count) });
+  return fillFields(pluralForm(STRINGS[current] && STRINGS[current][english], count) || english, { count: localCount(count) });
+}
+
+/** An integer count written as the chosen language groups digits: "2,500", Russian "2 500" with
+    a narrow no-break space (Russian typography's thin space; CLDR's no-break space is a word wide),
+    as the lectures' translations write numbers. */
+export function localCount(count) {
+  if (typeof count !== 'number' || !Number.isSafeInteger(count) || current === 'en') return groupDigits(count);
+  if (!countFormats.has(current)) countFormats.set(current, new Intl.NumberFormat(current, { maximumFractionDigits: 0 }));
+  const text = countFormats.get(current).format(count);
+  return current === 'ru' ? text.replace(/[\u00a0\u202f ]/g, '\u202f') : text;
 }
 
 /** The form of a catalog entry for `count` in the chosen language: the entry itself when it is

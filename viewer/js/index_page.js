@@ -1,8 +1,8 @@
 /* The list of traces, from traces/index.json (written by `cs336-lectures build`, served
    live by `cs336-lectures serve`). */
 
-import { el, formatCount } from './dom.js';
-import { language, t } from './i18n.js';
+import { el } from './dom.js';
+import { language, t, tCount } from './i18n.js';
 
 const INDEX_URL = 'traces/index.json';
 
@@ -73,7 +73,7 @@ export function renderIndex(container, entries, hrefOf) {
         summary ? el('span', { class: 'trace-summary', text: summary }) : null,
         el('span', { class: 'trace-meta' },
           el('span', { class: 'trace-name', text: entry.name }),
-          el('span', { text: entry.num_steps === 1 ? t('1 step') : t('{n} steps', { n: formatCount(entry.num_steps ?? 0) }) }),
+          el('span', { text: tCount(entry.num_steps ?? 0, '{count} step', '{count} steps') }),
           entry.created ? el('span', { text: t('traced {when}', { when: when(entry.created) }) }) : null,
           failing ? el('span', { class: 'badge badge-failing', text: t('file fails now') })
             : el('span', { class: `badge badge-${status}`, text: status === 'ok' ? 'ok' : status.replace('_', ' ') })),

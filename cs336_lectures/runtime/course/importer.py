@@ -23,7 +23,10 @@ from __future__ import annotations
 import argparse
 import ast
 import datetime
+import html
+import inspect
 import json
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -229,11 +232,14 @@ class _Converter:
         active: list[_Frame] = []
         for step, stack in zip(course["steps"], stacks):
             active = self._add_step(step, stack, active)
-        header = {"title": Path(source).stem, "source": source, "entry": "main",
+        title, card = _card(self.steps, self.sources.get(stacks[0][0][0], "") if stacks and stacks[0] else "")
+        header = {"title": title or Path(source).stem, "source": source, "entry": "main",
                   "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
                   "elapsed_s": 0, "python": UNKNOWN, "torch": UNKNOWN, "platform": UNKNOWN, "device": UNKNOWN,
                   "command": list(command), "seed": 0, "status": "ok",
                   "num_steps": len(self.steps)}
+        if card:
+            header["docstring"] = card[:DOCSTRING_LIMIT]
         for file in self.files:
             file["html"] = highlight_lines(file["source"])
         return {"format": FORMAT, "version": VERSION, "header": header, "files": self.files,
@@ -445,10 +451,59 @@ class _Converter:
         for key in ("date", "organization", "description", "notes"):
             if isinstance(reference.get(key), str) and reference[key]:
                 link[key] = reference[key]
+        if "date" in link:
+            link["date"] = _year(link["date"])
         return link
 
 
 _ABSENT = object()
+DOCSTRING_LIMIT = 2000  # header.docstring's limit in the trace format
+ISO_DATE = re.compile(r"(\d{4})-\d{2}(?:-\d{2})?(?:[T ][\d:.]+(?:Z|[+-]\d{2}:?\d{2})?)?")
+
+
+def _year(date: str) -> str:
+    """A reference's date as our lectures write one: the year ("2015-08-31T16:37:31Z" -> "2015"),
+    since arXiv's timestamps are when a version was posted, to the second."""
+    match = ISO_DATE.fullmatch(date.strip())
+    return match.group(1) if match else date
+
+
+def _card(steps: list[list], lecture_source: str) -> tuple[str | None, str | None]:
+    """(title, card line) of an imported lecture for the list of lectures: the title is its first
+    level-1 heading; the card reads "Title: summary", the summary being the first line of the
+    lecture's module docstring, else the first sentence of the text after the title."""
+    title, paragraph = None, None
+    for step in steps:
+        for rendering in step[2].get("r", ()) if len(step) > 2 else ():
+            if rendering.get("type") != "markdown" or rendering.get("verbatim"):
+                continue
+            level_one = [text for level, text, _ in rendering.get("headings", ()) if level == 1]
+            if title is None and level_one:
+                title = level_one[0]
+            elif title is not None and paragraph is None and not rendering.get("headings"):
+                paragraph = _first_sentence(rendering.get("html", ""))
+        if title is not None and paragraph is not None:
+            break
+    docstring = _module_docstring(lecture_source)
+    summary = docstring.splitlines()[0] if docstring else paragraph
+    if title is None:
+        return None, docstring or None
+    card = f"{title}: {summary}" if summary else title
+    rest = "\n".join(docstring.splitlines()[1:]).strip() if docstring else ""
+    return title, card + (f"\n\n{rest}" if rest else "")
+
+
+def _module_docstring(source: str) -> str:
+    try:
+        return inspect.cleandoc(ast.get_docstring(ast.parse(source), clean=False) or "")
+    except (SyntaxError, ValueError):
+        return ""
+
+
+def _first_sentence(html_text: str) -> str:
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", "", html_text)).split())
+    end = text.find(". ")
+    return text if end < 0 else text[:end + 1]
 
 
 def _verbatim_rest(kind: Any, style: Any) -> dict | None:

@@ -16,6 +16,12 @@
       translation: Токенизация переводит строки в целые числа.
       stale: Tokenization turns strings into integers.
       where: tokenization_intro
+    - en: About {days:.0f} days.
+      template: true
+      translation: Около {days:.0f} {days_word}.
+      plurals:
+        days_word: {count: 'days:.0f', one: дня, few: дней, many: дней, other: дня}
+      where: motivating_questions
 
 An entry's key is its English source (`en`), exactly as the lecture writes it; a template's
 fields are the f-string's (templates.py). `translation` is empty until a translator fills it.
@@ -23,6 +29,11 @@ fields are the f-string's (templates.py). `translation` is empty until a transla
 since; the translation is kept for reference and the viewer shows English until a translator
 updates it and deletes `stale`. `obsolete: true` marks an entry whose English the lecture no
 longer has. `where` (the enclosing function) is context for the translator.
+
+`plurals` gives a template's translation words that agree with a number (templates.py): each
+is a field of the translation only, `count` names the English field holding the number, and
+there is one form per CLDR plural category of the language (Russian: one, few, many, other;
+Chinese: other). "Около 21 дня", "Около 144 дней" then come from one entry.
 """
 
 from __future__ import annotations
@@ -34,7 +45,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from cs336_lectures.atomic import write_bytes_atomically
-from cs336_lectures.runtime.i18n.templates import Template, TemplateError
+from cs336_lectures.runtime.i18n.locale_numbers import plural_categories
+from cs336_lectures.runtime.i18n.templates import PluralWord, Template, TemplateError
 from cs336_lectures.runtime.i18n.translatable import Call
 from cs336_lectures.runtime.safe_yaml import YamlFileError, load_yaml_file
 
@@ -43,6 +55,7 @@ __all__ = ["LANGUAGES", "Catalog", "CatalogError", "Entry", "catalog_languages",
 
 LANGUAGES = {"ru": "Russian", "zh": "Chinese"}  # the languages catalogs may be written in, besides English
 LOCALES = "locales"
+PLURAL_ORDER = ("zero", "one", "two", "few", "many", "other")  # CLDR's categories, in CLDR's order
 SIMILAR_ENOUGH = 0.5  # difflib ratio above which an edited English string keeps its old translation as stale
 MATH = re.compile(r"\$\$.+?\$\$|\$[^$\s][^$]*?\$", re.DOTALL)
 HEADING = re.compile(r"^(#{1,6})\s", re.MULTILINE)
@@ -60,29 +73,59 @@ class Entry:
     where: str = ""
     stale: str | None = None  # the English the translation was made from, when that changed
     obsolete: bool = False
+    plurals: dict[str, PluralWord] = field(default_factory=dict)  # the translation's words that agree with a number
 
     @property
     def current(self) -> bool:
         """True when the translation can be shown: written, and made from today's English."""
         return bool(self.translation) and self.stale is None and not self.obsolete
 
-    def problems(self) -> list[str]:
-        """Why a written translation does not fit its English: fields, headings or math differ."""
+    def problems(self, language: str | None = None) -> list[str]:
+        """Why a written translation does not fit its English: fields, plural words, headings or math differ.
+
+        Plural words are checked against `language`'s plural categories when it is given.
+        """
         if not self.translation:
             return []
         found = []
+        if self.plurals and not self.template:
+            found.append("plural words need a template (an f-string) to take their number from")
         if self.template:
             try:
                 english, translated = Template.parse(self.en).fields, Template.parse(self.translation).fields
             except TemplateError as error:
                 return [str(error)]
-            if sorted(set(english)) != sorted(set(translated)):
+            own = [name for name in translated if name not in self.plurals]
+            if sorted(set(english)) != sorted(set(own)):
                 found.append(f"fields differ: English has {{{'}, {'.join(english)}}}, the translation "
-                             f"{{{'}, {'.join(translated)}}}")
+                             f"{{{'}, {'.join(own)}}}")
+            found += self._plural_problems(set(english), set(translated), language)
         if HEADING.findall(self.en) != HEADING.findall(self.translation):
             found.append("headings differ in level or number")
         if len(MATH.findall(self.en)) != len(MATH.findall(self.translation)):
             found.append("the number of formulas ($...$) differs")
+        return found
+
+
+    def _plural_problems(self, english: set[str], translated: set[str], language: str | None) -> list[str]:
+        found = []
+        wanted = plural_categories(language) if language else None
+        for name, word in self.plurals.items():
+            if name in english:
+                found.append(f"plural word {{{name}}} has the name of an English field")
+            if name not in translated:
+                found.append(f"plural word {{{name}}} is not used in the translation")
+            if word.count not in english:
+                found.append(f"plural word {{{name}}} counts {{{word.count}}}, which is not a field of the English")
+            if wanted is None:
+                continue
+            missing = sorted(category for category in wanted if not word.forms.get(category))
+            extra = sorted(set(word.forms) - wanted)
+            if missing:
+                found.append(f"plural word {{{name}}} lacks its form for {', '.join(missing)}")
+            if extra:
+                found.append(f"plural word {{{name}}} has forms for {', '.join(extra)}, not plural categories "
+                             f"of {LANGUAGES.get(language, language)}")
         return found
 
 
@@ -122,9 +165,20 @@ class Catalog:
             else:
                 vanished.remove(previous)
                 stale = previous.stale if previous.stale is not None else previous.en
-                entries.append(Entry(english, previous.translation, call.template, call.where, stale))
+                entries.append(Entry(english, previous.translation, call.template, call.where, stale,
+                                     plurals=previous.plurals))
         entries += [replace(entry, obsolete=True) for entry in vanished]
-        return Catalog(self.language, self.source, entries)
+        return Catalog(self.language, self.source, [self._with_every_form(entry) for entry in entries])
+
+    def _with_every_form(self, entry: Entry) -> Entry:
+        """`entry` with an empty form for each plural category of the language its plural words lack,
+        so that the translator sees which forms to write (and `check` reports them until written)."""
+        if not entry.plurals:
+            return entry
+        categories = sorted(plural_categories(self.language), key=PLURAL_ORDER.index)
+        plurals = {name: PluralWord(word.count, {**{category: "" for category in categories}, **word.forms})
+                   for name, word in entry.plurals.items()}
+        return replace(entry, plurals=plurals)
 
 
 def _closest(english: str, candidates: list[Entry]) -> Entry | None:
@@ -171,7 +225,7 @@ def load_catalog(path: str | Path) -> Catalog:
 def _entry(item: Any) -> Entry:
     if not isinstance(item, dict) or not isinstance(item.get("en"), str):
         raise ValueError("an entry needs `en`, the English source, as a string")
-    unknown = set(item) - {"en", "translation", "template", "where", "stale", "obsolete"}
+    unknown = set(item) - {"en", "translation", "template", "where", "stale", "obsolete", "plurals"}
     if unknown:
         raise ValueError(f"unknown keys {', '.join(sorted(map(str, unknown)))}")
     translation = item.get("translation") or ""
@@ -179,7 +233,22 @@ def _entry(item: Any) -> Entry:
     if not isinstance(translation, str) or not (stale is None or isinstance(stale, str)):
         raise ValueError("`translation` and `stale` must be strings")
     return Entry(item["en"], translation, bool(item.get("template", False)), str(item.get("where") or ""),
-                 stale, bool(item.get("obsolete", False)))
+                 stale, bool(item.get("obsolete", False)), _plurals(item.get("plurals")))
+
+
+def _plurals(raw: Any) -> dict[str, PluralWord]:
+    """`plurals` of a catalog entry: {name: {count: FIELD, CATEGORY: form, ...}}."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ValueError("`plurals` maps each plural word's name to its count and forms")
+    words = {}
+    for name, spec in raw.items():
+        if not isinstance(spec, dict) or not isinstance(spec.get("count"), str):
+            raise ValueError(f"plural word {name!r} needs `count`, the English field holding its number")
+        forms = {str(category): "" if form is None else str(form) for category, form in spec.items() if category != "count"}
+        words[str(name)] = PluralWord(spec["count"], forms)
+    return words
 
 
 def save_catalog(catalog: Catalog, path: str | Path) -> None:
@@ -211,6 +280,8 @@ def _item(entry: Entry) -> dict[str, Any]:
     if entry.template:
         item["template"] = True
     item["translation"] = entry.translation
+    if entry.plurals:
+        item["plurals"] = {name: {"count": word.count, **word.forms} for name, word in entry.plurals.items()}
     if entry.stale is not None:
         item["stale"] = entry.stale
     if entry.obsolete:

@@ -95,7 +95,7 @@ def _report(lecture: Path, language: str, catalog: Catalog, calls: list[Call]) -
         elif not entry.translation:
             lines.append(f"  missing  {entry.where}: {_excerpt(entry.en)}")
         else:
-            lines += [f"  mismatch {entry.where}: {_excerpt(entry.en)}: {problem}" for problem in entry.problems()]
+            lines += [f"  mismatch {entry.where}: {_excerpt(entry.en)}: {problem}" for problem in entry.problems(language)]
     computed = sum(call.english is None for call in calls)
     counts = {kind: sum(line.startswith(f"  {kind}") for line in lines) for kind in ("missing", "stale", "mismatch")}
     summary = ", ".join(f"{count} {kind}" for kind, count in counts.items())

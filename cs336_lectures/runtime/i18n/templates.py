@@ -13,6 +13,16 @@ formatted as the lecture asked), and those same strings are put into the transla
     >>> template = Template.parse("{n} bytes in {k} tokens")
     >>> template.fill("{k} токенов из {n} байт", "12 bytes in 3 tokens")
     '3 токенов из 12 байт'
+
+Filled for a language, numbers are rewritten the way that language writes them
+(locale_numbers.py), and a translation may hold *plural words*: fields of its own, each naming
+the English field whose number it agrees with and giving one form per CLDR plural category:
+
+    >>> days = {"days_word": PluralWord("n", {"one": "день", "few": "дня", "many": "дней", "other": "дня"})}
+    >>> Template.parse("{n} days").fill("{n} {days_word}", "1,021 days", "ru", days)
+    '1\u202f021 день'
+
+A field written inside a code span (`` `x = {x}` ``) is code, and keeps its English form.
 """
 
 from __future__ import annotations
@@ -20,12 +30,29 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from typing import Mapping
 
-__all__ = ["Template", "TemplateError", "template_of"]
+from cs336_lectures.runtime.i18n.locale_numbers import localized_number, plural_category
+
+__all__ = ["PluralWord", "Template", "TemplateError", "template_of"]
 
 
 class TemplateError(ValueError):
     """A template or a translation that is not well formed (an unclosed brace, an unknown field)."""
+
+
+@dataclass(frozen=True)
+class PluralWord:
+    """A word of a translation that agrees with a number: the English field holding the number
+    (`count`) and the word's form for each plural category of the language."""
+
+    count: str
+    forms: Mapping[str, str]
+
+    def form_for(self, value: str, language: str) -> str:
+        """The form for the formatted number `value` ("other" when it is no number or the form is missing)."""
+        category = plural_category(value, language) or "other"
+        return self.forms.get(category) or self.forms.get("other", "")
 
 
 @dataclass(frozen=True)
@@ -79,10 +106,26 @@ class Template:
             values.setdefault(field, value)
         return values
 
-    def fill(self, translation: str, english: str) -> str | None:
-        """`translation` (a template with the same fields) filled with the values found in `english`."""
+    def fill(self, translation: str, english: str, language: str = "en",
+             plurals: Mapping[str, PluralWord] | None = None) -> str | None:
+        """`translation` (a template with the same fields, plus its plural words) filled with the
+        values found in `english`, numbers written as `language` writes them."""
         values = self.values(english)
-        return None if values is None else self.substitute(translation, values)
+        return None if values is None else self.substitute(translation, self.localized(values, language, plurals))
+
+    def localized(self, values: dict[str, str], language: str,
+                  plurals: Mapping[str, PluralWord] | None = None) -> dict[str, str]:
+        """`values` (this template's, from the English) with numbers in `language`'s form, and
+        each plural word's form for its number added under the word's name."""
+        # inside a code span when an odd number of backticks precedes the field
+        in_code = {field for index, field in enumerate(self.fields) if "".join(self.literals[:index + 1]).count("`") % 2}
+        localized = {field: value if field in in_code else localized_number(value, language)
+                     for field, value in values.items()}
+        for name, word in (plurals or {}).items():
+            if word.count not in values:
+                raise TemplateError(f"the plural word {{{name}}} counts {{{word.count}}}, which the English lacks")
+            localized[name] = word.form_for(values[word.count], language)
+        return localized
 
     @staticmethod
     def substitute(translation: str, values: dict[str, str]) -> str:

@@ -44,7 +44,7 @@ def translate_text(markdown: str, caller: types.FrameType, english_headings: lis
     translations: dict[str, dict] = {}
     untranslated: dict[str, str] = {}
     for language, entries in catalogs.items():
-        text, reason = _translated(markdown, call, entries)
+        text, reason = _translated(markdown, call, entries, language)
         if text is None:
             if reason is not None:
                 untranslated[language] = reason
@@ -71,7 +71,7 @@ def translate_figure(figure: Any, caller: types.FrameType, draw: Callable[[Any],
     for language, entries in catalogs.items():
         changes = []  # (setter, English, translation)
         for artist in _figure_texts(figure):
-            translated = _translated_label(artist.get_text(), entries)
+            translated = _translated_label(artist.get_text(), entries, language)
             if translated is not None:
                 changes.append((artist.set_text, artist.get_text(), translated))
         for axis in _axes_of(figure):
@@ -80,10 +80,10 @@ def translate_figure(figure: Any, caller: types.FrameType, draw: Callable[[Any],
                 english_ticks = formatter.format_ticks(axis.get_majorticklocs())
             except Exception:  # a formatter that cannot label yet: its ticks stay English, the figure is drawn
                 continue
-            if any(_translated_label(label, entries) is not None for label in english_ticks):
+            if any(_translated_label(label, entries, language) is not None for label in english_ticks):
                 # swapped in place: set_major_formatter would also mark the axis's formatter as chosen by hand
                 changes.append((lambda chosen, ticks=axis.major: setattr(ticks, "formatter", chosen), formatter,
-                                _translated_ticks(formatter, entries)))
+                                _translated_ticks(formatter, entries, language)))
         if not changes:
             continue
         try:
@@ -100,14 +100,14 @@ def _axes_of(figure: Any) -> list[Any]:
     return [axis for axes in figure.get_axes() for axis in (axes.xaxis, axes.yaxis)]
 
 
-def _translated_ticks(inner: Any, entries: dict[str, Entry]) -> Any:
+def _translated_ticks(inner: Any, entries: dict[str, Entry], language: str) -> Any:
     """A tick formatter writing `inner`'s labels translated: matplotlib makes tick labels anew at
     every draw, so a translation must live in the formatter, not in the Text artists."""
     from matplotlib.ticker import Formatter
 
     class TranslatedTicks(Formatter):
         def _translate(self, label: str) -> str:
-            return _translated_label(label, entries) or label
+            return _translated_label(label, entries, language) or label
 
         def __call__(self, x: float, pos: int | None = None) -> str:
             return self._translate(inner(x, pos))
@@ -135,11 +135,12 @@ def _figure_texts(figure: Any) -> list[Any]:
     return [text for text in texts if text is not None and text.get_text()]
 
 
-def _translated_label(english: str, entries: dict[str, Entry]) -> str | None:
+def _translated_label(english: str, entries: dict[str, Entry], language: str) -> str | None:
     """A label's current translation: by its exact English, else by the first template it fits.
 
     A template's field whose value is itself a translated word (a name a figure function
-    loops over, marked `translatable`) is filled with that word's translation.
+    loops over, marked `translatable`) is filled with that word's translation; numbers are
+    written as `language` writes them, and plural words agree with theirs.
     """
     entry = entries.get(english)
     if entry is not None and not entry.template:
@@ -147,9 +148,14 @@ def _translated_label(english: str, entries: dict[str, Entry]) -> str | None:
     for entry in entries.values():
         if entry.template and entry.current:
             try:
-                values = _parsed(entry.en).values(english)
+                template = _parsed(entry.en)
+                values = template.values(english)
                 if values is not None:
-                    words = {field: _translated_word(value, entries) for field, value in values.items()}
+                    words = template.localized(values, language, entry.plurals)
+                    for field, value in values.items():
+                        word = _translated_word(value, entries)
+                        if word != value:  # a translated word, not a number
+                            words[field] = word
                     return Template.substitute(entry.translation, words)
             except TemplateError:
                 continue
@@ -178,7 +184,8 @@ def _draw_in(language: str, figure: Any, draw: Callable[[Any], Drawing]) -> Draw
         return draw(figure)
 
 
-def _translated(markdown: str, call: Call | None, entries: dict[str, Entry]) -> tuple[str | None, str | None]:
+def _translated(markdown: str, call: Call | None, entries: dict[str, Entry],
+                language: str) -> tuple[str | None, str | None]:
     """(the translated markdown, None), or (None, 'missing' | 'stale'), or (None, None) when not translatable."""
     entry = entries.get(markdown)
     if entry is None or entry.template:
@@ -192,7 +199,7 @@ def _translated(markdown: str, call: Call | None, entries: dict[str, Entry]) -> 
     if not entry.template:
         return entry.translation, None
     try:
-        filled = Template.parse(entry.en).fill(entry.translation, markdown)
+        filled = Template.parse(entry.en).fill(entry.translation, markdown, language, entry.plurals)
     except TemplateError:
         return None, "stale"  # the translator's fields no longer match the English ones
     return (filled, None) if filled is not None else (None, "stale")

@@ -374,9 +374,26 @@ def _class_location_from_methods(cls: type) -> tuple[str, int] | None:
 # ---------------------------------------------------------------- plot
 
 
+PNG_DPI = 100  # the raster copy of a plot: sharp enough on screen, a few tens of KB
+_png_beside_svg = False  # set by plots_with_png(): every plot also gets a PNG rendition
+
+
+@contextlib.contextmanager
+def plots_with_png() -> Iterator[None]:
+    """Within the block, each plot is stored as PNG too (key `png` of the rendering and of each
+    translation): a notebook export needs one, since Jupyter shows no SVG of an untrusted notebook."""
+    global _png_beside_svg
+    previous, _png_beside_svg = _png_beside_svg, True
+    try:
+        yield
+    finally:
+        _png_beside_svg = previous
+
+
 def plot(figure: Any) -> None:
-    """Show a matplotlib figure (or the figure of an Axes), stored as SVG. A figure that cannot
-    be drawn (bad mathtext in a label, say) shows as an image placeholder saying why.
+    """Show a matplotlib figure (or the figure of an Axes), stored as SVG (and PNG when a
+    notebook wants it). A figure that cannot be drawn (bad mathtext in a label, say) shows
+    as an image placeholder saying why.
 
     >>> fig, ax = plt.subplots(); ax.plot(losses); plot(fig)
     """
@@ -387,18 +404,30 @@ def plot(figure: Any) -> None:
     if not _recording():
         return
     title = _figure_title(figure)
+    with_png = _png_beside_svg or getattr(_recorder, "png_beside_svg", False)
+
+    def drawings(drawn_figure: Any) -> dict:
+        drawn = {"src": _recorder.assets.add(figure_svg(drawn_figure), "svg"), "alt": _figure_title(drawn_figure)}
+        if with_png:
+            drawn["png"] = _recorder.assets.add(figure_png(drawn_figure), "png")
+        return drawn
+
     try:
-        rendering = {"type": "plot", "src": _recorder.assets.add(figure_svg(figure), "svg"), "alt": title}
-        translations = {}
-        drawn = translate_figure(figure, sys._getframe(1), lambda translated: (figure_svg(translated), _figure_title(translated)))
-        for language, (svg, alt) in drawn.items():
-            translations[language] = {"src": _recorder.assets.add(svg, "svg"), "alt": alt}
+        rendering = {"type": "plot", **drawings(figure)}
+        translations = translate_figure(figure, sys._getframe(1), drawings)
         if translations:
             rendering["translations"] = translations
     except Exception as error:  # run without the tracer, the lecture would not have failed here
         rendering = {"type": "image", "src": None, "alt": title,
                      "error": f"cannot draw the plot: {type(error).__name__}: {error}"}
     _recorder.add_rendering(rendering)
+
+
+def figure_png(figure: Any) -> bytes:
+    """The figure as PNG bytes at PNG_DPI, identical for identical figures (no software stamp)."""
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=PNG_DPI, metadata={"Software": None})
+    return buffer.getvalue()
 
 
 def figure_svg(figure: Any) -> bytes:

@@ -34,8 +34,9 @@ from cs336_lectures.runtime.trace.format import TraceFormatError
 
 PROG = "cs336-lectures export"
 FORMATS = {"ipynb": ".ipynb", "markdown": ".md"}
-IMAGE_FILES = {"image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif", "image/webp": ".webp",
-               "image/svg+xml": ".svg"}
+# in order of preference for the markdown export: a plot's SVG before its PNG copy
+IMAGE_FILES = {"image/svg+xml": ".svg", "image/png": ".png", "image/jpeg": ".jpg", "image/gif": ".gif",
+               "image/webp": ".webp"}
 
 
 class ExportError(Exception):
@@ -76,14 +77,16 @@ def run(args: argparse.Namespace) -> int:
 def export_lecture(lecture: Path, fmt: str, output: Path | None, section: str | None = None,
                    seed: int = 0) -> tuple[Path, str]:
     """Trace `lecture` into a temporary folder, then export that trace; (written path, trace status)."""
+    from cs336_lectures.runtime.lecture.primitives import plots_with_png
     from cs336_lectures.runtime.tracing.lecture_run import trace_lecture, trace_title
     from cs336_lectures.runtime.tracing.result import LectureError
 
     output = output or lecture.with_name(trace_title(lecture, section) + FORMATS[fmt])
     with tempfile.TemporaryDirectory(prefix="cs336-export-") as folder:
         try:
-            result = trace_lecture(lecture, output_dir=Path(folder), section=section, seed=seed, quiet=True,
-                                   command=("cs336-lectures", "export", str(lecture)))
+            with plots_with_png():  # Jupyter shows an untrusted notebook's figures only as PNG
+                result = trace_lecture(lecture, output_dir=Path(folder), section=section, seed=seed, quiet=True,
+                                       command=("cs336-lectures", "export", str(lecture)))
         except LectureError as error:
             raise ExportError(str(error)) from None
         return export_trace(result.path, fmt, output)

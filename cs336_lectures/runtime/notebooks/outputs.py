@@ -2,7 +2,9 @@
 
 Run in a kernel (Jupyter, JupyterLab, Colab), the primitives display what they would have put
 on the page: `text()` as markdown (Jupyter renders its math), `image()` as the image, `link()`
-as a link (a link to code as the definition's source), `plot()` as SVG. The kernel is found
+as a link (a link to code as the definition's source), `plot()` as SVG with a PNG beside it
+(JupyterLab shows no SVG of a notebook it does not trust, and a notebook someone else
+exported is untrusted; it picks the PNG then, and the SVG where it may). The kernel is found
 without importing IPython: a kernel has always imported it already, so a process where
 `IPython` is not in sys.modules is not one and the primitives stay no-ops there.
 
@@ -56,6 +58,8 @@ class InlineAssets:
 
 class KernelRecorder:
     """The primitives' recorder in a kernel: each rendering is displayed as soon as it is made."""
+
+    png_beside_svg = True  # plot() adds a PNG rendition: the notebook may be saved and opened untrusted
 
     def __init__(self) -> None:
         self.assets = InlineAssets()
@@ -127,7 +131,10 @@ def rendering_bundle(rendering: dict, asset_bytes: Callable[[str], bytes],
     data = asset_bytes(rendering["src"])
     alt = rendering.get("alt", "")
     if kind == "plot" or sniff_image_suffix(data) is None:
-        return {"image/svg+xml": data.decode("utf-8"), "text/plain": f"[plot: {alt}]"}, {}
+        bundle = {"image/svg+xml": data.decode("utf-8"), "text/plain": f"[plot: {alt}]"}
+        if rendering.get("png"):
+            bundle["image/png"] = base64.b64encode(asset_bytes(rendering["png"])).decode("ascii")
+        return bundle, {}
     mime = MIME_TYPES[sniff_image_suffix(data)]
     if mime not in RASTER_TYPES:
         return {"text/plain": f"[image {alt}: {mime} cannot be shown in a notebook]"}, {}

@@ -47,6 +47,15 @@ def test_the_local_executor_writes_the_trace_a_plain_run_writes(tmp_path):
     assert json.loads((tmp_path / "job" / "example_basics.json").read_text())["header"]["command"][-2:] == ["--executor", "local"]
 
 
+def test_a_failing_lecture_under_the_local_executor_exits_1_like_a_plain_trace(tmp_path):
+    (tmp_path / "broken.py").write_text('x = 1  # @inspect x\nraise RuntimeError("broken on purpose")\n')
+    plain = cli("trace", "broken.py", "-o", "plain", cwd=tmp_path)
+    job = cli("trace", "broken.py", "-o", "job", "--executor", "local", cwd=tmp_path)
+    assert plain.returncode == job.returncode == 1, (plain.stderr, job.stderr)
+    assert "job/broken.json: error" in job.stderr and "broken on purpose" in job.stderr, job.stderr
+    assert comparable(tmp_path / "job" / "broken.json")["steps"] == comparable(tmp_path / "plain" / "broken.json")["steps"]
+
+
 def test_slurm_without_sbatch_fails_with_one_line(tmp_path):
     shutil.copy(LECTURE, tmp_path / "example_basics.py")
     done = cli("trace", "example_basics.py", "--executor", "slurm", "--partition", "gpu", cwd=tmp_path,

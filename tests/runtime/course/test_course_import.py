@@ -48,7 +48,7 @@ def test_the_result_follows_our_schema_and_says_where_it_came_from(imported, cou
     header = trace["header"]
     assert header["imported"] == {"format": "stanford-cs336 execute.py", "path": str(course_trace),
                                   "bytes": course_trace.stat().st_size}
-    assert header["status"] == "ok" and header["title"] == "lecture_demo" and header["device"] == "unknown"
+    assert header["status"] == "ok" and header["title"] == "Course runtime demo" and header["device"] == "unknown"
     assert [file["path"] for file in trace["files"]][0] == "lecture_demo.py"
 
 
@@ -283,3 +283,41 @@ def test_paths_outside_the_repository_are_never_read(repo, tmp_path, capsys, val
     assert "not for publishing" not in (tmp_path / "out" / "lecture.json").read_text()
     assert [file["source"] for file in trace["files"][1:]] == ["", ""]
     assert trace["steps"][0][2]["r"][2]["src"] is None
+
+
+def test_an_imported_lecture_has_a_title_a_summary_and_dates_as_years(imported, tmp_path):
+    trace = load_trace(imported)
+    assert trace.header["title"] == "Course runtime demo"  # the lecture's first heading, not its file name
+    card = trace.header["docstring"].splitlines()[0]
+    assert card == "Course runtime demo: A small lecture written against the course's runtime, exercising each way it is used."
+    entry = build_index(imported.parent)["traces"][0]
+    assert entry["title"] == "Course runtime demo" and entry["summary"] == card
+    dates = [r["date"] for step in trace.steps for r in step.renderings if r["type"] == "link" and "date" in r]
+    assert dates and all(len(date) == 4 and date.isdigit() for date in dates)  # arXiv's "2015-08-31T16:37:31Z" too
+    assert "2015" in dates
+
+
+def test_a_function_called_again_from_the_next_line_is_a_new_call(tmp_path, capsys):
+    """The course records no step at a call's `def` line when the callee's first line is stepped
+    over; the caller having moved on is then what tells the second call from the first."""
+    source = "def main():\n    a = twice(1)\n    b = twice(2)\n\n\ndef twice(n):\n    return n * 2\n"
+
+    def step(*frames: tuple[str, int]) -> dict:
+        return {"stack": [{"path": "lec.py", "function_name": name, "line_number": line, "code": ""}
+                          for name, line in frames], "env": {}, "renderings": [], "stdout": "", "stderr": ""}
+
+    course = {"files": {"lec.py": source},
+              "steps": [step(("main", 1)), step(("main", 2), ("twice", 7)), step(("main", 3), ("twice", 7)),
+                        step(("main", 3))]}
+    (tmp_path / "lec.json").write_text(json.dumps(course))
+    assert main(["import", str(tmp_path / "lec.json"), "-o", str(tmp_path / "out"), "--root", str(tmp_path)]) == 0
+    capsys.readouterr()
+    trace = json.loads((tmp_path / "out" / "lec.json").read_text())
+    names = [trace["functions"][function][1] for function, *_ in trace["calls"]]
+    assert names == ["main", "twice", "twice"]
+    steps = [(names[call], line) for call, line, *_ in trace["steps"]]
+    assert [step for step in steps if step[0] == "twice"] == [("twice", 7), ("twice", 7)]
+    twice_calls = [call for call, _, *_ in trace["steps"] if names[call] == "twice"]
+    assert twice_calls == [1, 2]
+    parents = [trace["steps"][parent][1] for _, parent, *_ in trace["calls"][1:]]
+    assert parents == [2, 3]  # each call hangs off the line of main() that made it

@@ -13,7 +13,7 @@ import pytest
 from cs336_lectures import load_trace
 from cs336_lectures.runtime.trace.format import write_trace
 from cs336_lectures.runtime.i18n.catalog import Catalog, CatalogError, Entry, catalog_path, load_catalog, save_catalog
-from cs336_lectures.runtime.i18n.templates import Template, TemplateError
+from cs336_lectures.runtime.i18n.templates import Template, TemplateError, template_of
 from cs336_lectures.runtime.i18n.translatable import scan_source
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -49,9 +49,43 @@ def test_template_reads_fields_and_fills_a_reordered_translation():
     assert template.fill("{k}", "no match here") is None
 
 
+def test_each_field_takes_the_shortest_text_that_lets_the_rest_fit():
+    """A value that contains the literal text after its field is cut at its first occurrence (the
+    documented limit); the same cut holds whichever order the translation puts the fields in."""
+    template = Template.parse("{a} and {b}")
+    assert template.values("x and y and z") == {"a": "x", "b": "y and z"}
+    assert template.fill("{b} и {a}", "x and y and z") == "y and z и x"
+    assert template.fill("{a}, {b}", "and and and and and") == "and, and and and"
+    assert Template.parse("{a}{b}").values("xy") == {"a": "", "b": "xy"}
+    assert Template.parse("<{a}>").values("<x>>") == {"a": "x>"}
+    repeated = Template.parse("{n} of {n}")
+    assert repeated.values("3 of 4") == {"n": "3"}  # a field written twice keeps its first value
+
+
+def test_template_of_an_f_string_writes_its_fields_as_the_source_does():
+    import ast
+
+    def of(expression: str):
+        return template_of(ast.parse(expression, mode="eval").body)
+
+    assert of('f"{n!r} bytes, {k:,} tokens {{x}} {len(data):>8.2f}!"') == "{n!r} bytes, {k:,} tokens {{x}} {len(data):>8.2f}!"
+    assert of('f"{name!s}{value!a}"') == "{name!s}{value!a}"
+    assert of('f"{x:{width}}"') is None  # a computed format spec
+    assert Template.parse("AXX {n} XX}}").literals == ("AXX ", " XX}")  # only braces pair up
+    assert Template.parse("{MAX} of {X}").fields == ("MAX", "X")
+    assert Template.parse("{table[(1, 2)]} rows, {f({'a': 1})['a']}").fields == ("table[(1, 2)]", "f({'a': 1})['a']")
+    with pytest.raises(TemplateError, match="opened at character 0 of '{a\\) b}' is not closed"):
+        Template.parse("{a) b}")
+    assert Template.parse("{a} and {b}").values("x\ny and z\n") == {"a": "x\ny", "b": "z\n"}
+    with pytest.raises(TemplateError, match="fields the English lacks: m, z$"):
+        Template.parse("{n} bytes").fill("{m} {z} байт", "3 bytes")
+
+
 def test_template_refuses_broken_text_and_unknown_fields():
     with pytest.raises(TemplateError, match="not closed"):
         Template.parse("{n bytes")
+    with pytest.raises(TemplateError, match=r"an empty field '\{\}' at character 2 of 'a {} b'"):
+        Template.parse("a {} b")
     with pytest.raises(TemplateError, match="single '}'"):
         Template.parse("n} bytes")
     with pytest.raises(TemplateError, match="fields the English lacks: m"):
@@ -164,6 +198,10 @@ def test_entry_problems_catch_changed_fields_headings_and_formulas():
     assert Entry("## Bytes", "# Байты").problems() == ["headings differ in level or number"]
     assert Entry("Size $O(n)$.", "Размер O(n).").problems() == ["the number of formulas ($...$) differs"]
     assert Entry("Size $O(n)$.", "Размер $O(n)$.").problems() == []
+    assert Entry("{a} and {b}", "{a}, {c} и {d}", template=True).problems() == [
+        "fields differ: English has {a}, {b}, the translation {a}, {c}, {d}"]
+    assert Entry("{n bytes", "{n} байт", template=True).problems() == [
+        "the field opened at character 0 of '{n bytes' is not closed"]
 
 
 # ---------------------------------------------------------------- the command line
@@ -237,7 +275,7 @@ def test_trace_carries_every_language_with_traced_numbers(tmp_path, validate_tra
     assert title["translations"]["zh"]["html"] == '<h1 id="counting-bytes-in-three-scripts">三种文字的字节计数</h1>\n'
     counts = [r for r in rendered if "bytes per character" in r["html"]]
     assert [r["html"] for r in counts][2] == "<p><code>zh</code>: 9 characters take 27 bytes, 3.00 bytes per character.</p>\n"
-    assert counts[1]["translations"]["ru"]["html"] == "<p><code>ru</code>: 29 символов занимают 54 байт, 1.86 байта на символ.</p>\n"
+    assert counts[1]["translations"]["ru"]["html"] == "<p><code>ru</code>: 29 символов занимают 54 байта, 1,86 байта на символ.</p>\n"
     assert counts[0]["translations"]["zh"]["html"] == "<p><code>en</code>：27 个字符占 27 个字节，平均每个字符 1.00 个字节。</p>\n"
     formula = next(r for r in rendered if "compression ratio" in r["html"])
     assert "<math" in formula["translations"]["ru"]["html"] and "байты" in formula["translations"]["ru"]["html"]

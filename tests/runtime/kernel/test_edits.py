@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from cs336_lectures.runtime.kernel.edits import compare, outline
+from cs336_lectures.runtime.kernel.edits import Edit, Statement, compare, outline
+from cs336_lectures.runtime.i18n.run_messages import note
 
 BASE = '''import random
 
@@ -68,3 +69,56 @@ def test_unsafe_edits_say_why():
     assert "class Box changed" in str(compare(outline(with_class), outline(with_class.replace("size = 1", "size = 2"))).unsafe)
     computed = compare(outline(BASE), outline(BASE + "\n\ndef extra(n=LIMIT):\n    return n\n"))
     assert "defaults that are not literals" in str(computed.unsafe)
+
+
+def test_a_module_level_statement_added_or_removed_at_the_end_is_unsafe():
+    """Nothing pairs with a statement past the last one the other version has: the count differs."""
+    appended = compare(outline(BASE), outline(BASE + "\n\nTABLE = helper(1)\n"))
+    assert str(appended.unsafe) == "module-level code changed (line 23)"
+    removed = compare(outline(BASE + "\n\nTABLE = helper(1)\n"), outline(BASE))
+    assert str(removed.unsafe) == "module-level code changed (line 23)"
+    imported = compare(outline(BASE), outline(BASE + "\n\nimport math\n"))
+    assert str(imported.unsafe) == "the imports changed"
+    with_class = compare(outline(BASE), outline(BASE + "\n\nclass Box:\n    size = 1\n"))
+    assert str(with_class.unsafe) == "class Box changed (classes are defined at import)"
+
+
+def test_outline_reads_each_definition_and_statement():
+    source = ('import os\n\nX = 1\n\n\n@decorator\ndef f(a: int = 1) -> int:\n    """Doc.\n    more"""\n    return a\n\n\n'
+              'class C:\n    pass\n\n\ndef g():\n    pass\n\n\ndef g():\n    return 2\n')
+    found = outline(source)
+    f = found.functions["f"]
+    assert (f.name, f.first, f.line, f.last, f.decorated) == ("f", 6, 7, 10, True)
+    assert f.text == '@decorator\ndef f(a: int = 1) -> int:\n    """Doc.\n    more"""\n    return a'
+    assert f.docstring == "Doc.\n    more"  # as written: the swap sets __doc__ to what a fresh import would
+    assert found.functions["g"].first == 21 and found.functions["g"].decorated is False
+    assert found.functions["g"].docstring is None
+    assert found.statements == (Statement("import os", 1, 1, "import"), Statement("X = 1", 3, 3, "statement"),
+                                Statement("class C:\n    pass", 13, 14, "class C"))
+    assert found.duplicates == {"g"}
+
+
+def test_each_unsafe_edit_names_the_function_and_keeps_what_changed():
+    assert edit("import random", "import random, math") == Edit(frozenset(), note("the imports changed"))
+    assert edit("    second()\n", "    second()\n    first()\n") == Edit(frozenset({"main", "first", "second", "helper"}),
+                                                                  note("{entry}() changed", entry="main"))
+    twice = BASE + "\n\ndef helper(n):\n    return n\n"
+    assert compare(outline(BASE), outline(twice)) == Edit(frozenset({"helper"}), note("`{name}` is defined twice", name="helper"))
+    assert compare(outline(twice), outline(BASE)).unsafe == note("`{name}` is defined twice", name="helper")
+    decorated = BASE.replace("def helper(n):", "@staticmethod\ndef helper(n):")
+    assert compare(outline(BASE), outline(decorated)) == Edit(
+        frozenset({"helper"}), note("`{name}` is decorated (its decorator runs at import)", name="helper"))
+    assert compare(outline(decorated), outline(BASE)).unsafe == note(
+        "`{name}` is decorated (its decorator runs at import)", name="helper")
+    assert edit("def helper(n):", "def helper(n) -> int:") == Edit(frozenset({"helper"}), note(
+        "the parameters of `{name}` changed (defaults are evaluated at import)", name="helper"))
+    annotated = BASE.replace("def helper(n):", "def helper(n) -> int:")
+    assert compare(outline(annotated), outline(annotated.replace("-> int", "-> str"))).unsafe is not None
+    keyword = compare(outline(BASE), outline(BASE + "\n\ndef extra(*, n=LIMIT):\n    return n\n"))
+    assert keyword == Edit(frozenset({"extra"}), note("the new function `{name}` has defaults that are not literals",
+                                                      name="extra"))
+
+
+def test_a_new_function_with_literal_defaults_applies_in_place():
+    added = compare(outline(BASE), outline(BASE + "\n\ndef extra(n=3, *, scale=-1.5, names=('a', None)):\n    return n\n"))
+    assert added == Edit(frozenset({"extra"}))

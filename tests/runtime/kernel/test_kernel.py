@@ -273,6 +273,21 @@ def test_a_resumed_run_reports_the_project_modules_it_imported_itself(kernel, le
     assert_same_as_fresh(kernel, lecture_dir / "fresh")
 
 
+def test_edits_in_a_row_in_one_section_each_resume_from_it(kernel, lecture_dir):
+    """The checkpoint a run resumed from stays for the next edit (a resumed run does not fork it again)."""
+    run(kernel, SIMPLE)
+    for word in ("MIDDLE", "Middle", "middle!"):
+        edited = run(kernel, SIMPLE.replace('"middle"', f'"{word}"'))
+        assert edited["mode"] == "incremental" and edited["section"] == "middle" and edited["reused"] == 1, edited
+    assert_same_as_fresh(kernel, lecture_dir / "fresh")
+    later = run(kernel, SIMPLE.replace('"middle"', '"middle!"').replace("+ BASE", "+ BASE + 1"))
+    assert later["mode"] == "incremental" and later["section"] == "last" and later["reused"] == 2, later
+    earlier = run(kernel, SIMPLE.replace('"middle"', '"middle!"').replace("+ BASE", "+ BASE + 1")
+                  .replace("a = random.random()", "a = random.random() * 2"))
+    assert earlier["mode"] == "incremental" and earlier["section"] == "intro" and earlier["reused"] == 0, earlier
+    assert_same_as_fresh(kernel, lecture_dir / "fresh")
+
+
 def test_a_new_helper_and_a_directive_change_apply_in_place(kernel, lecture_dir):
     run(kernel, SIMPLE)
     source = SIMPLE.replace("    c = random.random() + BASE  # @inspect c\n",
@@ -287,6 +302,7 @@ def test_a_new_helper_and_a_directive_change_apply_in_place(kernel, lecture_dir)
     ("import random\n", "import random\nimport math\n", "the imports changed"),
     ("BASE = 5", "BASE = 6", "module-level code changed"),
     ("    last()\n", "    last()\n    intro()\n", "main() changed"),
+    ("    return n * 10\n", "    return n * 10\n\n\nTABLE = [1, 2]\n", "module-level code changed (line 31)"),
 ])
 def test_unsafe_edits_run_the_whole_lecture_and_say_why(kernel, lecture_dir, old, new, reason):
     run(kernel, SIMPLE)

@@ -19,6 +19,8 @@ from cs336_lectures.runtime.notebooks.export import build_notebook
 from cs336_lectures.runtime.notebooks.outputs import jupyter_markdown
 from viewer_support import demo_trace
 
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
 nbformat = pytest.importorskip("nbformat")
 ROOT = Path(__file__).resolve().parents[3]
 LECTURES = ["lecture_01", "lecture_02", "example_basics"]
@@ -130,8 +132,13 @@ def test_exported_lecture_1_runs_in_a_fresh_kernel_and_reproduces_the_trace(expo
                    resources={"metadata": {"path": str(ROOT / "lectures")}}).execute()
 
     def comparable(cell) -> list[dict]:  # warnings on stderr depend on the libraries, not the lecture
-        return [{key: value for key, value in output.items() if key != "execution_count"}
+        return [{key: plot_without_png(value) if key == "data" else value for key, value in output.items()
+                 if key != "execution_count"}
                 for output in cell.outputs if not (output.output_type == "stream" and output.name == "stderr")]
+
+    def plot_without_png(data: dict) -> dict:
+        # a kernel draws a PNG beside each plot's SVG; a trace made by `trace` holds the SVG alone
+        return {mime: value for mime, value in data.items() if not (mime == "image/png" and "image/svg+xml" in data)}
 
     code_cells = [(want, got) for want, got in zip(expected.cells, notebook.cells) if want.cell_type == "code"]
     assert sum(bool(comparable(want)) for want, _ in code_cells) > 100
@@ -168,6 +175,7 @@ def test_primitives_display_inline_in_a_kernel(tmp_path, monkeypatch):
     assert data[1][0]["text/markdown"] == "[BPE](https://arxiv.org/abs/1508.07909) (Sennrich; 2015)"
     assert data[2][0]["text/markdown"].startswith("`merge`:\n\n```python\ndef merge(")
     assert data[3][0]["image/svg+xml"].lstrip().startswith("<?xml")
+    assert base64.b64decode(data[3][0]["image/png"]).startswith(PNG_SIGNATURE)  # shown when the notebook is untrusted
     assert data[4][0]["image/png"] == base64.b64encode(png).decode()
     assert notebook.cells[4].outputs[0].metadata == {"image/png": {"width": 40}}
     assert data[5] == [{"text/plain": "ratio = 2.5"}]
@@ -187,7 +195,22 @@ def test_export_straight_from_a_lecture(tmp_path):
     out = tmp_path / "basics.ipynb"
     result = cli("export", "lectures/example_basics.py", "-o", str(out))
     assert result.returncode == 0, result.stderr
-    nbformat.validate(nbformat.read(out, as_version=4))
+    notebook = nbformat.read(out, as_version=4)
+    nbformat.validate(notebook)
+    # JupyterLab shows no SVG of an untrusted notebook: every plot carries a PNG of the same figure.
+    plots = [output["data"] for cell in notebook.cells if cell.cell_type == "code" for output in cell.outputs
+             if "image/svg+xml" in output.get("data", {})]
+    assert plots
+    for data in plots:
+        png = base64.b64decode(data["image/png"])
+        assert png.startswith(PNG_SIGNATURE) and len(png) > 1000
+    markdown = tmp_path / "basics.md"
+    assert cli("export", "lectures/example_basics.py", "--to", "markdown", "-o", str(markdown)).returncode == 0
+    images = list((tmp_path / "basics_files").iterdir())
+    # a document keeps the sharper SVG of a plot, not its PNG copy
+    assert len([image for image in images if image.suffix == ".svg"]) == len(plots)
+    plot_pngs = {base64.b64decode(data["image/png"]) for data in plots}
+    assert not any(image.read_bytes() in plot_pngs for image in images)
 
 
 def test_bad_input_gets_one_line(tmp_path):
@@ -311,6 +334,22 @@ def test_a_section_binding_a_name_of_the_entry_stays_a_function():
     namespace: dict = {}
     exec(layout.setup + "\n" + "\n".join(statement.code for statement in layout.statements), namespace)
     assert namespace["z"] == 11
+
+
+def test_a_section_another_section_also_calls_stays_a_function(tmp_path):
+    """Flattened, its def would leave the setup cell and the other section's call would fail."""
+    source = ("from cs336_lectures import text\n\n\n"
+              "def main():\n    shared()\n    caller()\n\n\n"
+              "def shared():\n    text(\"shared\")\n    value = 2  # @inspect value\n\n\n"
+              "def caller():\n    shared()\n    done = 3  # @inspect done\n")
+    assert lay_out(source, "main").flattened == ("main", "caller")
+    notebook = export_lecture(tmp_path, "twice_called", source)
+    assert "def shared" in notebook.cells[2].source
+    namespace: dict = {}
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            exec(cell.source, namespace)  # as a fresh kernel runs it, top to bottom: no NameError
+    assert namespace["done"] == 3
 
 
 def test_a_name_inspected_before_it_exists_is_not_shown(tmp_path):

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from cs336_lectures.runtime.readers.navigation import TraceModel, read_trace
+from cs336_lectures.runtime.readers.terminal import StepView, search
 
 ROOT = Path(__file__).resolve().parents[3]
 SNAPSHOTS = Path(__file__).resolve().parents[2] / "snapshots"
@@ -204,6 +205,22 @@ def test_keys_move_as_in_the_web_viewer(traced):
     finally:
         if terminal.process.poll() is None:
             terminal.process.kill()
+
+
+def test_searching_again_moves_on_from_a_step_whose_own_line_matches(traced):
+    """`n` from a match goes to the next one (wrapping around), never stays where it is."""
+    model = TraceModel(read_trace(traced))
+    view = StepView(model, traced.parent, traced.name)
+    matches = [s for s in model.stops if "text(" in model.lines[model.step_file[s]][model.line_of(s) - 1]]
+    assert len(matches) == 4
+    s = matches[0]
+    for expected in matches[1:] + matches[:1]:
+        s = search(model, view, s, "TEXT(")
+        assert s == expected
+    rendered = step_at(model, "link(title=")
+    assert search(model, view, model.stops[0], "attention is all") == rendered  # what a step shows counts too
+    assert search(model, view, rendered, "attention is all") == rendered  # the only match: found again by wrapping
+    assert search(model, view, s, "no such text") == -1
 
 
 def test_no_color_in_the_interactive_viewer(traced):

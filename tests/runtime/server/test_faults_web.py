@@ -24,7 +24,7 @@ import pytest
 from cs336_lectures.runtime.server import http_server as server_module
 from cs336_lectures.runtime.render.assets import AssetStore
 from cs336_lectures.runtime.server.source_files import BACKUPS_KEPT, save_source
-from cs336_lectures.runtime.render.passive_svg import active_content, make_passive
+from cs336_lectures.runtime.render.passive_svg import active_content, make_passive, wrap_as_image
 from cs336_lectures.runtime.render.rendering import highlight_lines, render_markdown, render_verbatim
 from cs336_lectures.runtime.publish.site import CONTENT_SECURITY_POLICY, build_index, write_site as build_site
 from test_server import GOOD_LECTURE, put_trace, request, serve, workspace  # noqa: F401 (fixtures)
@@ -59,6 +59,13 @@ HOSTILE_HTML = [
     '<base href="http://evil.example/">',
     '<!--<img src=x onerror=alert("comment")>-->',
     '<img src="x" srcset="y 1x" onload="alert(\'load\')" onerror="alert(\'srcset\')">',
+    # The same attacks in other forms: upper case, entities, a fragment after the scheme, a second declaration.
+    '<IMG SRC="nowhere.png" ONERROR="alert(\'upper img\')">',
+    '<SCRIPT>alert("upper script")</SCRIPT>',
+    '<a class="js-link-entity" href="&#106;avascript&#58;alert(\'entity\')">entity</a>',
+    '<a class="js-link-fragment" href="javascript:alert(\'fragment\')//#https://example.org/">fragment</a>',
+    '<table><tr><th style="text-align:right; background-image:url(javascript:alert(\'th\'))">head</th></tr></table>',
+    '<table><tr><th style="TEXT-ALIGN:LEFT" class="upper-style">upper</th></tr></table>',
 ]
 # Highlighted source lines are inserted as HTML too (files[].html).
 HOSTILE_LINES = [
@@ -146,13 +153,16 @@ def test_a_hostile_trace_runs_no_script_on_a_static_host(strict_page, tmp_path, 
         handlers = page.evaluate("""() => Array.from(document.querySelectorAll('#lecture-view *'))
             .flatMap((node) => Array.from(node.attributes).filter((a) => a.name.startsWith('on')).map((a) => a.name))""")
         assert handlers == []
-        for link in (".js-link", ".js-link-case", ".js-link-tab", ".data-link", ".line-link"):
+        for link in (".js-link", ".js-link-case", ".js-link-tab", ".data-link", ".line-link", ".js-link-entity",
+                     ".js-link-fragment"):
             page.click(link)
         page.hover("td")
         settle(page)
         # What was allowed stays: text of links and cells, the table cell's alignment.
         assert lecture.locator(".js-link").inner_text() == "a javascript: link"
         assert lecture.locator("td").get_attribute("style") == "text-align:right"
+        assert lecture.locator("th").first.get_attribute("style") is None  # a second declaration loses the whole style
+        assert lecture.locator("th.upper-style").get_attribute("style") == "TEXT-ALIGN:LEFT"
         assert page.evaluate("location.pathname") == "/index.html"
     assert page.dialogs == []
 
@@ -355,6 +365,50 @@ HOSTILE_SVGS = {
     "external style": b'<svg xmlns="http://www.w3.org/2000/svg"><style>@import url(http://evil.example/x.css);</style></svg>',
     "external fill": b'<svg xmlns="http://www.w3.org/2000/svg"><rect style="fill: url(http://evil.example/#p)"/></svg>',
     "not xml": b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script>',
+    # The same attacks in other forms: a fragment on an external URL, upper case, xlink, entities.
+    "external image with a fragment": (b'<svg xmlns="http://www.w3.org/2000/svg"><image '
+                                       b'href="https://evil.example/x.svg#part" width="4" height="4"/></svg>'),
+    "xlink use of an external fragment": (b'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">'
+                                          b'<use xlink:href="https://evil.example/sprites.svg#icon"/></svg>'),
+    "relative link with a fragment": b'<svg xmlns="http://www.w3.org/2000/svg"><use href="other.svg#icon"/></svg>',
+    "data page in an image": (b'<svg xmlns="http://www.w3.org/2000/svg"><image '
+                              b'href="data:text/html,&lt;script&gt;alert(1)&lt;/script&gt;"/></svg>'),
+    "data image on use": b'<svg xmlns="http://www.w3.org/2000/svg"><use href="data:image/svg+xml;base64,PHN2Zy8+"/></svg>',
+    "upper-case handler": b'<svg xmlns="http://www.w3.org/2000/svg"><rect ONLOAD="alert(1)" width="4" height="4"/></svg>',
+    "mixed-case handler": b'<svg xmlns="http://www.w3.org/2000/svg"><rect onMouseOver="alert(1)"/></svg>',
+    "upper-case script": b'<svg xmlns="http://www.w3.org/2000/svg"><SCRIPT>alert(1)</SCRIPT></svg>',
+    "element in no namespace": b'<svg width="4"><script>alert(1)</script></svg>',
+    "html element": b'<svg xmlns="http://www.w3.org/2000/svg"><html:b xmlns:html="http://www.w3.org/1999/xhtml"/></svg>',
+    "foreign attribute": b'<svg xmlns="http://www.w3.org/2000/svg" xmlns:ev="http://www.w3.org/2001/xml-events"><rect ev:event="click"/></svg>',
+    "entity only": b'<!DOCTYPE svg [<!ENTITY a "x">]><svg xmlns="http://www.w3.org/2000/svg"/>',
+    "external fill with a fragment, quoted": (b'<svg xmlns="http://www.w3.org/2000/svg"><rect '
+                                              b'style="fill: url( \'https://evil.example/p.svg#g\' )"/></svg>'),
+    "second declaration loads": (b'<svg xmlns="http://www.w3.org/2000/svg"><rect '
+                                 b'style="fill: url(#ok); stroke: url(https://evil.example/#p)"/></svg>'),
+    "upper-case import": b'<svg xmlns="http://www.w3.org/2000/svg"><style>@IMPORT "http://evil.example/x.css";</style></svg>',
+    "escaped stylesheet": b'<svg xmlns="http://www.w3.org/2000/svg"><style>rect { fill: u\\72l(http://evil.example/) }</style></svg>',
+    "expression": b'<svg xmlns="http://www.w3.org/2000/svg"><rect style="width: EXPRESSION(alert(1))"/></svg>',
+    "javascript in a style value": b'<svg xmlns="http://www.w3.org/2000/svg"><rect fill="JavaScript:alert(1)"/></svg>',
+    "markup in a stylesheet": (b'<svg xmlns="http://www.w3.org/2000/svg"><style>&lt;/style&gt;&lt;script&gt;'
+                               b'alert(1)&lt;/script&gt;</style></svg>'),
+}
+# Static drawings that must stay as they are: links and fills within the drawing, embedded images, metadata.
+STATIC_SVGS = {
+    "internal use": (b'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">'
+                     b'<defs><rect id="r" width="4" height="4"/></defs><use xlink:href="#r"/><use href="#r"/></svg>'),
+    "internal fill": (b'<svg xmlns="http://www.w3.org/2000/svg"><defs><linearGradient id="g"/></defs>'
+                      b'<style>rect { fill: url(#g) }</style><rect style="fill: url( \'#g\' )" fill="url(#g)"/></svg>'),
+    "embedded png": (b'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">'
+                     b'<image xlink:href="DATA:image/png;base64,iVBORw0KGgo=" width="4" height="4"/></svg>'),
+    "metadata": (b'<svg xmlns="http://www.w3.org/2000/svg" xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" '
+                 b'xmlns:cc="http://creativecommons.org/ns#"><metadata><rdf:RDF><cc:Work rdf:about="x"/></rdf:RDF>'
+                 b'</metadata><text xml:space="preserve">on top</text></svg>'),
+    "text around a stylesheet": (b'<svg xmlns="http://www.w3.org/2000/svg"><text>a \\ b &lt; c</text>'
+                                 b'<style>rect { fill: red }</style><text>see url(https://example.org/)</text></svg>'),
+    "text right after a stylesheet": (b'<svg xmlns="http://www.w3.org/2000/svg"><style>rect { fill: red }</style>'
+                                      b'see url(https://example.org/) \\ <rect/></svg>'),
+    "a plain doctype": (b'<!DOCTYPE svg PUBLIC "-//W3C//DTD SVG 1.1//EN" "http://www.w3.org/Graphics/SVG/1.1/DTD/svg11.dtd">'
+                        b'<svg xmlns="http://www.w3.org/2000/svg"><rect width="4" height="4" class="one"/></svg>'),
 }
 
 
@@ -369,6 +423,54 @@ def test_an_svg_that_could_act_is_stored_as_a_picture_of_itself(tmp_path, name):
     embedded = re.search(rb'href="data:image/svg\+xml;base64,([^"]+)"', stored).group(1)
     assert base64.b64decode(embedded) == padded  # nothing lost: the original is inside, as an image
     assert make_passive(stored) == stored
+
+
+@pytest.mark.parametrize("name", STATIC_SVGS)
+def test_a_static_svg_is_kept_byte_for_byte(name):
+    data = STATIC_SVGS[name]
+    assert active_content(data) is None
+    assert make_passive(data) is data
+
+
+def test_what_makes_an_svg_active_is_named():
+    assert active_content(HOSTILE_SVGS["external image with a fragment"]) == (
+        "a link to 'https://evil.example/x.svg#part' on <image>")
+    assert active_content(HOSTILE_SVGS["upper-case handler"]) == "event handler ONLOAD= on <rect>"
+    assert active_content(HOSTILE_SVGS["element in no namespace"]) == "element <svg> (no namespace)"
+    assert active_content(HOSTILE_SVGS["second declaration loads"]) == "style= on <rect>: url(https://evil.example/#p)"
+    assert active_content(HOSTILE_SVGS["upper-case import"]) == "the stylesheet: '@IMPORT'"
+    assert active_content(HOSTILE_SVGS["entity only"]) == "a DOCTYPE with declarations of its own"
+    assert active_content(HOSTILE_SVGS["xslt"]) == "processing instruction <?xml-stylesheet?>"
+    assert active_content(HOSTILE_SVGS["foreign attribute"]) == "attribute event= in namespace http://www.w3.org/2001/xml-events"
+    assert active_content(b'<svg xmlns="http://www.w3.org/2000/svg"><rect></svg>').startswith("not well-formed XML (")
+    assert active_content(b'<svg xmlns="http://www.w3.org/2000/svg"><rect/>').startswith("not well-formed XML (")  # cut short
+    far = "https://evil.example/" + "a" * 100
+    assert active_content(f'<svg xmlns="http://www.w3.org/2000/svg"><use href="{far}"/></svg>'.encode()) == (
+        f"a link to {far[:60]!r} on <use>")
+    assert active_content(f'<svg xmlns="http://www.w3.org/2000/svg"><rect fill="url({far})"/></svg>'.encode()) == (
+        f"fill= on <rect>: url({far[:60]})")
+
+
+def test_the_svg_wrapper_keeps_the_drawings_size_and_nothing_else_of_its_root():
+    def wrapped(data: bytes, root: str, image: str) -> bytes:
+        href = "data:image/svg+xml;base64," + base64.b64encode(data).decode("ascii")
+        return f'<svg xmlns="http://www.w3.org/2000/svg"{root}><image {image} href="{href}"/></svg>\n'.encode("ascii")
+
+    sized = (b'<svg xmlns="http://www.w3.org/2000/svg" data-note="\xff" width="40" height=\'20\' viewBox="0,0 40 20" '
+             b'preserveAspectRatio="xMidYMid meet" onload="alert(1)" style="x:url(y)"><rect/></svg>')
+    assert wrap_as_image(sized) == wrapped(
+        sized, ' width="40" height="20" viewBox="0,0 40 20" preserveAspectRatio="xMidYMid meet"',
+        'x="0" y="0" width="40" height="20" preserveAspectRatio="xMidYMid meet"')
+    exponent = b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="-1.5 0 1e2 5e+1"/>'
+    assert wrap_as_image(exponent) == wrapped(exponent, ' viewBox="-1.5 0 1e2 5e+1"',
+                                              'x="-1.5" y="0" width="1e2" height="5e+1"')
+    for odd_box in (b"0 0 40 20 5", b"0 0 40", b"0 0 4E1 20", b"a b c d"):
+        odd = b'<svg xmlns="http://www.w3.org/2000/svg" viewBox="' + odd_box + b'"/>'
+        assert wrap_as_image(odd) == wrapped(odd, f' viewBox="{odd_box.decode()}"', 'width="100%" height="100%"')
+    hostile_size = b'<svg xmlns="http://www.w3.org/2000/svg" width="4&quot; onload=&quot;x" height="1"/>'
+    assert wrap_as_image(hostile_size) == wrapped(hostile_size, ' height="1"', 'width="100%" height="100%"')
+    not_svg = b"<html><body>hello</body></html>"
+    assert wrap_as_image(not_svg) == wrapped(not_svg, "", 'width="100%" height="100%"')
 
 
 def test_matplotlib_plots_are_kept_byte_for_byte():

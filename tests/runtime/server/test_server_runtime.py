@@ -206,6 +206,31 @@ def test_a_fresh_trace_is_kept_but_the_kernel_warms_up(server, project):
 
 
 @needs_kernel
+def test_saving_a_catalog_reruns_the_whole_lecture_in_the_new_language(project):
+    """A catalog feeds every text() of a run, the first section's too: no checkpoint can show it."""
+    from cs336_lectures import load_trace
+    from cs336_lectures.runtime.i18n.catalog import Catalog, Entry, catalog_path, save_catalog
+    from cs336_lectures.runtime.server.http_server import LectureServer
+
+    lecture = project / "lectures" / "lec.py"
+    lecture.write_text(LECTURE.replace("def intro():\n", "def intro():\n    text(\"# Hello\")\n")
+                       .replace("import random\n", "import random\n\nfrom cs336_lectures import text\n"))
+    started = LectureServer([lecture], project / "traces", port=0, viewer_dir=project / "viewer",
+                            max_steps=100_000, timeout=60, log=lambda message: None)
+    try:
+        listener = first_run(started)
+        save_catalog(Catalog("ru", lecture.name, [Entry("# Hello", "# Привет", where="intro")]), catalog_path(lecture, "ru"))
+        event = wait_for(listener, "lec")
+        assert event["state"] == "ok" and event["mode"] == "full", event
+        assert event["note"]["fields"]["reason"] == {"template": "the {language} translation changed",
+                                                     "fields": {"language": "ru"}}, event
+        [rendering] = [r for step in load_trace(project / "traces" / "lec.json").steps for r in step.renderings]
+        assert rendering["translations"]["ru"]["headings"] == [[1, "Привет", "hello"]]
+    finally:
+        started.close()
+
+
+@needs_kernel
 def test_a_run_that_kills_its_own_session_ends_in_one_error_and_the_next_save_works(server, project):
     """The lecture kills its kernel (its session leader), then the tracer process that replaces it:
     one error, no endless restarts; once the line is gone, saves run as before."""
