@@ -39,7 +39,7 @@ def open_lecture(page, site, step: int | None = None, name: str = "demo", extra:
 
 
 def url_step(page) -> int:
-    return int(parse_qs(urlparse(page.evaluate("location.href")).query)["step"][0])
+    return int(parse_qs(urlparse(page.evaluate("location.href")).query)["at"][0]) - 1  # the URL counts from 1
 
 
 def current_line(page) -> int:
@@ -186,7 +186,7 @@ def test_reveal_mode_shows_only_lines_run_so_far(page, site):
     assert earlier.is_visible()
     assert not later.is_visible()
     assert not page.locator(".block", has_text="The end").is_visible()
-    page.goto(page.evaluate("location.href").replace(f"step={url_step(page)}", f"step={step_at('numbers =')}"))
+    page.goto(page.evaluate("location.href").replace(f"at={url_step(page) + 1}", f"at={step_at('numbers =') + 1}"))
     page.wait_for_selector(".unit.current")
     assert "reveal=1" in page.evaluate("location.href")  # the mode is in the URL, so the new page keeps it
     assert page.locator("#reveal-button").get_attribute("aria-pressed") == "true"
@@ -203,10 +203,10 @@ def test_deep_link_and_back_button(page, site):
     page.keyboard.press("l")
     assert url_step(page) == target + 2
     page.go_back()
-    page.wait_for_function(f"new URLSearchParams(location.search).get('step') === '{target + 1}'")
+    page.wait_for_function(f"new URLSearchParams(location.search).get('at') === '{target + 2}'")
     assert page.locator(".unit.current").count() == 1
     page.go_back()
-    page.wait_for_function(f"new URLSearchParams(location.search).get('step') === '{target}'")
+    page.wait_for_function(f"new URLSearchParams(location.search).get('at') === '{target + 1}'")
     assert current_line(page) == line_of(DEMO_SOURCE, "print(")
     assert "theme=paper" in page.evaluate("location.href")
 
@@ -351,7 +351,7 @@ def test_held_key_makes_one_history_entry(page, site):
     page.keyboard.press("l")
     page.evaluate("""() => { for (let i = 0; i < 5; i++)
         document.dispatchEvent(new KeyboardEvent('keydown', {key: 'l', repeat: true, bubbles: true})); }""")
-    page.wait_for_function("new URLSearchParams(location.search).get('step') === '6'")
+    page.wait_for_function("new URLSearchParams(location.search).get('at') === '7'")
     assert page.evaluate("history.length") == before + 1
     assert current_line(page) == line_of(DEMO_SOURCE, "c = a + b")
 
@@ -378,6 +378,8 @@ def test_static_hosting_logs_no_errors_and_never_asks_for_the_api(page, site):
     ("a\nb\nc", "a\nb\nc\nd", 3, 3),              # a change below leaves it
     ("a\nb\nc\nd", "a\nx\nc\ny\nd", 3, 3),        # inside the change, still there: its text
     ("a\nb\nc", "a\nx\ny\nc", 2, 2),              # replaced: its replacement
+    ("a\nb\nc\nd", "a\nx\ny\nd", 3, 3),        # a block replaced: line by line
+    ("a\nb\nc\nd\ne", "a\nx\ne", 4, 2),           # past its replacement: the first line of it
     ("def\na\nb\nc", "def\nz\na\nc", 3, 4),       # removed: the line now in its place
     ("a\nb", "a", 2, 1),                            # removed at the end: the last line
 ])

@@ -119,7 +119,7 @@ def test_narrow_screen_stacks_values_under_the_code(phone, site):
     assert env["width"] > 300 and code["width"] > 300
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     page.click("button[data-action=forward]")
-    assert "step=4" in page.evaluate("location.href")
+    assert "at=5" in page.evaluate("location.href")
     page.screenshot(path=str(Path("/tmp") / "cs336_viewer_narrow.png"))
 
 
@@ -176,7 +176,7 @@ def test_reload_recovers_from_a_failed_load(page, tmp_path):
         (tmp_path / "traces" / "late.json").write_text(json.dumps(demo_trace("late")))
         page.evaluate("window.cs336Viewer.reload()")
         page.wait_for_selector(".unit.current")
-        assert "step=2" in page.evaluate("location.href")
+        assert "at=3" in page.evaluate("location.href")
 
 
 def test_unknown_value_shapes_do_not_break_the_page(page, tmp_path):
@@ -191,7 +191,7 @@ def test_unknown_value_shapes_do_not_break_the_page(page, tmp_path):
         assert "quaternion" in page.locator(".env-row[data-name=future]").inner_text()
         assert page.locator(".env-row[data-name=x] .v-matrix").count() == 1
         page.keyboard.press("l")
-        assert "step=3" in page.evaluate("location.href")
+        assert "at=4" in page.evaluate("location.href")
 
 
 def test_a_long_heading_takes_at_most_two_lines_in_the_contents(page, tmp_path):

@@ -99,6 +99,9 @@ def test_a_version_1_trace_shows_in_english_under_any_language(page, site):
     assert page.locator(".r-markdown").first.get_attribute("lang") == "en"
     assert page.locator(".i18n-marker").count() == 0
     assert page.locator("#language").input_value() == "zh"
+    page.goto(site.url + "?trace=demo")  # a language from a link is remembered, as one from the menu
+    page.wait_for_selector(".unit.current")
+    assert page.locator("#language").input_value() == "zh"
 
 
 def interface_strings() -> set[str]:

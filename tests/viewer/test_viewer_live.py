@@ -103,9 +103,27 @@ def current_line(page) -> int:
     return int(page.locator(".code .line.current").first.get_attribute("data-line"))
 
 
+EDITOR = ".cs336-live-editor .cm-content"  # where the editor's keys go
+# The page's CodeMirror view: the same module instance as the editor's (the same URL).
+EDITOR_VIEW = ("(await import('/vendor/codemirror/view.js')).EditorView"
+               ".findFromDOM(document.querySelector('.cs336-live-editor .cm-editor'))")
+
+
+def editor_text(page) -> str:
+    return page.evaluate(f"async () => {EDITOR_VIEW}.state.doc.toString()")
+
+
 def editor_line(page) -> int:
     """The 1-based line of the editor's cursor."""
-    return page.locator(".ce-text").evaluate("(area) => area.value.slice(0, area.selectionStart).split('\\n').length")
+    return page.evaluate(f"async () => {{ const state = {EDITOR_VIEW}.state; "
+                         "return state.doc.lineAt(state.selection.main.head).number; }")
+
+
+def replace_editor_text(page, text: str) -> None:
+    """Put `text` in the editor as one edit (a paste over everything)."""
+    page.evaluate(f"async (text) => {{ const view = {EDITOR_VIEW}; "
+                  "view.dispatch({changes: {from: 0, to: view.state.doc.length, insert: text}, userEvent: 'input.paste'}); }",
+                  text)
 
 
 def press_edit(page) -> None:
@@ -134,24 +152,25 @@ def test_edit_and_retrace_through_the_page_keeps_the_reader_in_place(page, live)
     assert page.evaluate("sessionStorage.getItem('cs336-lectures-token')") == live.token
 
     press_edit(page)
-    editor = page.locator(".cs336-live-text")
+    editor = page.locator(EDITOR)
     editor.wait_for(state="visible")
-    assert editor.input_value() == LECTURE
+    assert editor_text(page) == LECTURE
     edited = LECTURE.replace("First version", "Second version")
-    editor.fill(edited)
+    replace_editor_text(page, edited)
     editor.press("Control+s")
 
     page.get_by_text("Second version of the lecture", exact=True).wait_for(timeout=120_000)
     page.locator(".cs336-live-editor").wait_for(state="hidden")
     assert current_line(page) == TOTAL_LINE
     assert live.lecture.read_text() == edited
-    assert live.lecture.with_name("live_lecture.py.bak").read_text() == LECTURE
+    assert (live.folder / "backups" / "live_lecture.py.bak").read_text() == LECTURE  # beside the traces
+    assert sorted(path.name for path in live.folder.iterdir()) == ["backups", "live_lecture.py", "traces"]
     good_trace = live.trace.read_bytes()
 
     # A syntax error: the page says why, the last good trace stays on screen and on disk.
     page.locator(".cs336-live-edit").click()
     editor.wait_for(state="visible")
-    editor.fill(edited.replace("    text(\"The end\")", "    text(\"The end\"\n    oops = (]"))
+    replace_editor_text(page, edited.replace("    text(\"The end\")", "    text(\"The end\"\n    oops = (]"))
     page.locator(".cs336-live-save").click()
     status = page.locator(".cs336-live-status")
     status.filter(has_text=re.compile("syntax", re.I)).wait_for(timeout=120_000)
@@ -190,11 +209,11 @@ def test_lines_inserted_above_keep_the_reader_on_the_same_statement(page, live):
 def test_tab_indents_and_escape_asks_before_discarding(page, live):
     open_at_total_line(page, live)
     press_edit(page)
-    editor = page.locator(".cs336-live-text")
+    editor = page.locator(EDITOR)
     editor.wait_for(state="visible")
     editor.press("Control+Home")
     editor.press("Tab")
-    assert editor.input_value().startswith("    from cs336_lectures")
+    assert editor_text(page).startswith("    from cs336_lectures")
     editor.press("Escape")
     assert page.locator(".cs336-live-editor").is_visible()  # unsaved: the first Escape only warns
     assert "Escape again" in page.locator(".cs336-live-status").inner_text()
@@ -240,10 +259,10 @@ def test_a_failed_retrace_is_one_line_with_the_way_to_its_failing_step(page, liv
     card.locator(".badge-failing").wait_for()
     assert "ZeroDivisionError" in card.inner_text()
     banner.locator(".rf-edit").click()
-    editor = page.locator(".cs336-live-text")
+    editor = page.locator(EDITOR)
     editor.wait_for(state="visible")
     assert "trace=live_lecture" in page.evaluate("location.href")
-    assert "len(greeting) / 0" in editor.input_value()
+    assert "len(greeting) / 0" in editor_text(page)
     assert editor_line(page) == TOTAL_LINE
     editor.press("Escape")
     page.locator(".cs336-live-editor").wait_for(state="hidden")
@@ -272,32 +291,35 @@ def test_a_failed_retrace_is_one_line_with_the_way_to_its_failing_step(page, liv
 def test_the_editor_is_a_pane_under_the_code_with_line_numbers(page, live):
     open_at_total_line(page, live)
     press_edit(page)
-    editor = page.locator(".cs336-live-text")
+    editor = page.locator(EDITOR)
     editor.wait_for(state="visible")
     # It opens at the reader's line, which it marks; the code and the values stay in sight.
     assert editor_line(page) == TOTAL_LINE
-    numbers = page.locator(".ce-numbers").inner_text().split()
-    assert numbers[:3] == ["1", "2", "3"] and len(numbers) == len(LECTURE.split("\n"))
-    mark = page.locator(".ce-current").bounding_box()
-    box = editor.bounding_box()
-    line_height = 20
-    assert abs(mark["y"] - (box["y"] + 8 + (TOTAL_LINE - 1) * line_height - page.evaluate("document.querySelector('.ce-text').scrollTop"))) < 2
+    numbers = page.locator(".cs336-live-editor .cm-gutter.cm-lineNumbers .cm-gutterElement").all_inner_texts()
+    assert [n for n in numbers if n][:3] == ["1", "2", "3"]
+    assert page.locator(".cs336-live-editor .cm-activeLineGutter").inner_text() == str(TOTAL_LINE)
+    assert "total = len(greeting)" in page.locator(".cs336-live-editor .cm-activeLine").inner_text()
+    assert page.locator(".cs336-live-position").inner_text() == f"Ln {TOTAL_LINE}, Col 1"
+    box = page.locator(".cs336-live-editor .cm-editor").bounding_box()
     assert page.locator("#env").is_visible() and page.locator(".env-row[data-name=total]").is_visible()
     assert page.locator("#code").is_visible()
     assert page.locator("#code").bounding_box()["y"] < box["y"]  # the code above, the editor below
+    header = page.locator(".cs336-live-editor header").bounding_box()
+    assert header["height"] < 45  # the status line is one line
     # Tab indents the selected lines, Shift+Tab takes them back; Enter keeps the indentation.
     editor.press("Home")
     editor.press("Shift+ArrowDown")
     editor.press("Tab")
-    lines = editor.input_value().split("\n")
+    lines = editor_text(page).split("\n")
     assert lines[TOTAL_LINE - 1].startswith("        total")
     editor.press("Shift+Tab")
-    assert editor.input_value() == LECTURE
+    assert editor_text(page) == LECTURE
+    editor.press("ArrowLeft")  # the selection collapses to its start, on the line of `total`
     editor.press("End")
     editor.press("Enter")
-    assert editor.input_value().split("\n")[TOTAL_LINE] == "    "
+    assert editor_text(page).split("\n")[TOTAL_LINE] == "    "
     editor.press("Control+z")
-    assert editor.input_value() == LECTURE  # the browser's undo still works
+    assert editor_text(page) == LECTURE  # undo
     editor.press("Escape")
     page.locator(".cs336-live-editor").wait_for(state="hidden")
 
@@ -324,7 +346,7 @@ def test_a_failed_retrace_speaks_the_chosen_language(page, live):
     page.wait_for_selector(".code .line.current", state="attached")
     # The editor's messages too: an unsaved change, then the warning before discarding it.
     press_edit(page)
-    editor = page.locator(".cs336-live-text")
+    editor = page.locator(".cs336-live-editor .cm-editor")
     editor.wait_for(state="visible")
     assert page.locator(".cs336-live-save").inner_text() == "Сохранить"
     editor.press("Control+Home")
@@ -399,7 +421,7 @@ def test_a_lecture_whose_first_run_fails_can_be_fixed_in_the_browser(page, tmp_p
         page.goto(server.url)
         banner = page.locator(".retrace-failure")
         banner.locator("button, a").filter(has_text="edit line 5").click()
-        editor = page.locator(".cs336-live-text")
+        editor = page.locator(EDITOR)
         editor.wait_for(state="visible")
         assert editor_line(page) == 5
         editor.press("End")

@@ -210,10 +210,10 @@ def test_a_multiline_rendering_statement_is_one_stop_in_the_page(page, tmp_path)
     with StaticSite(write_site(tmp_path, {"multiline": trace})) as served:
         page.goto(served.url + "index.html?trace=multiline&step=0")
         page.wait_for_selector(".unit.current")
-        assert "step=2" in page.evaluate("location.href")  # step 0 is passed over: the link's own step is the first stop
+        assert "at=3" in page.evaluate("location.href")  # step 0 is passed over: the link's own step is the first stop
         assert page.locator("#env [data-name='x']").inner_text().endswith("0")  # written at step 1
         page.keyboard.press("l")
-        assert "step=3" in page.evaluate("location.href")
+        assert "at=4" in page.evaluate("location.href")
         page.keyboard.press("R")  # raw: the lines inside the statements can be clicked
         page.click('.code a.no[data-line="3"]')  # no step of its own: the statement's
-        assert "step=2" in page.evaluate("location.href")
+        assert "at=3" in page.evaluate("location.href")

@@ -52,7 +52,7 @@ def step_at(trace: dict, rank: int, source: str, snippet: str, occurrence: int =
 
 
 def current(page) -> int:
-    return int(page.evaluate("new URLSearchParams(location.search).get('step')"))
+    return int(page.evaluate("new URLSearchParams(location.search).get('at')")) - 1  # the URL counts from 1
 
 
 def shoot(page, name: str) -> None:

@@ -4,6 +4,7 @@ lecture-like file: what the tracer writes is what the viewer shows."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from urllib.parse import parse_qs, urlparse
@@ -50,11 +51,12 @@ def site(tmp_path_factory, validate_trace):
     trace = validate_trace(out / "mini_lecture.json")
     root = write_site(tmp_path_factory.mktemp("site"), {"mini_lecture": trace}, assets=out / "assets")
     with StaticSite(root) as served:
+        served.trace_file = root / "traces" / "mini_lecture.json"
         yield served
 
 
 def url_step(page) -> int:
-    return int(parse_qs(urlparse(page.evaluate("location.href")).query)["step"][0])
+    return int(parse_qs(urlparse(page.evaluate("location.href")).query)["at"][0]) - 1  # the URL counts from 1
 
 
 def current_line(page) -> int:
@@ -105,3 +107,25 @@ def test_real_trace_header_is_what_the_index_shows(page, site):
     card.wait_for()
     index = json.loads(page.evaluate("fetch('traces/index.json').then((r) => r.text())"))
     assert f"{index['traces'][0]['num_steps']} steps" in card.inner_text()
+
+
+def test_the_url_the_counter_and_the_terminal_name_a_step_alike(page, site):
+    """Counted from 1 everywhere: ?at=N, "step N of M" on the page, "step N of M" in `show`."""
+    total = len(json.loads(site.trace_file.read_text())["steps"])
+    page.goto(site.url + "index.html?trace=mini_lecture")
+    page.wait_for_selector(".unit.current")
+    page.keyboard.press("l")
+    page.keyboard.press("l")
+    number = url_step(page) + 1
+    assert page.locator("#counter").inner_text() == f"step {number} of {total}"
+    shown = subprocess.run([sys.executable, "-m", "cs336_lectures", "show", str(site.trace_file), "--step", str(number),
+                            "--width", "100"], capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
+    assert shown.returncode == 0, shown.stderr
+    assert f"step {number} of {total} (" in shown.stdout.splitlines()[0]
+    assert f"mini_lecture.py:{current_line(page)}" in shown.stdout
+
+    # A link made before (?step= named the index from 0) opens the same step, and says it the new way.
+    page.goto(site.url + f"index.html?trace=mini_lecture&step={number - 1}")
+    page.wait_for_selector(".unit.current")
+    assert page.locator("#counter").inner_text() == f"step {number} of {total}"
+    assert f"at={number}" in page.evaluate("location.href") and "step=" not in page.evaluate("location.href")

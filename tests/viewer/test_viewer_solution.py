@@ -117,8 +117,8 @@ def test_reveal_mode_hides_the_bar_of_a_solution_not_reached_yet(page, site, tra
     open_at(page, site, step_of_line(traced, "Mini exercise"))
     page.keyboard.press("a")
     expect(page.get_by_role("button", name="Show solution")).to_be_hidden()
-    page.goto(page.evaluate("location.href").replace(f"step={step_of_line(traced, 'Mini exercise')}",
-                                                     f"step={step_of_line(traced, 'after = 1')}"))
+    page.goto(page.evaluate("location.href").replace(f"at={step_of_line(traced, 'Mini exercise') + 1}",
+                                                     f"at={step_of_line(traced, 'after = 1') + 1}"))
     page.wait_for_selector(".unit.current")
     page.keyboard.press("a")
     expect(page.get_by_role("button", name="Show solution")).to_be_visible()

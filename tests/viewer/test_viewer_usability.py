@@ -61,7 +61,7 @@ def site(tmp_path_factory):
 
 
 def url_step(page) -> int:
-    return int(re.search(r"step=(\d+)", page.evaluate("location.href")).group(1))
+    return int(re.search(r"[?&]at=(\d+)", page.evaluate("location.href")).group(1)) - 1  # the URL counts from 1
 
 
 def open_trace(page, site, query: str) -> None:
@@ -267,3 +267,17 @@ def test_numbers_on_real_lecture_values(page, tmp_path_factory):
             value.wait_for()
             assert value.inner_text() == shown, name
             assert value.get_attribute("title") == exact, name
+
+
+@pytest.mark.parametrize("width", [800, 1280])
+def test_at_400_pixels_high_the_values_and_figures_stay_usable(page, site, width):
+    page.set_viewport_size({"width": width, "height": 400})
+    open_trace(page, site, "trace=demo&at=1")
+    code = page.locator("#code").bounding_box()
+    values = page.locator("#env").bounding_box()
+    assert values["x"] >= code["x"] + code["width"] - 1  # beside the code, not a third of the height under it
+    assert values["height"] > 300 and code["height"] > 300
+    assert page.locator(".topbar").bounding_box()["height"] < 45  # one row
+    # A figure fits in the code pane whole (scaled down to its height, not cut off).
+    largest = page.locator(".r-plot").first.evaluate("(img) => parseFloat(getComputedStyle(img).maxHeight)")
+    assert largest <= code["height"] - 60

@@ -6,6 +6,7 @@
    blocks whose renderings change between them. */
 
 import { el } from './dom.js';
+import { t } from './i18n.js';
 import { renderRenderings } from './renderings.js';
 import { sanitizedHtml } from './sanitize.js';
 import { NEVER } from './trace.js';
@@ -227,6 +228,10 @@ export class CodeView {
         fragment.append(el('div', { class: 'r-error', text: `(this rendering cannot be shown: ${error.message})` }));
       }
       block.node.replaceChildren(fragment);
+      // After a re-trace: a rendering whose text differs from the previous run's at the same point.
+      const changed = Boolean(this.trace.changes) && shown.some((step) => step >= 0 && this.trace.changes.renderingChanged(step));
+      block.node.classList.toggle('changed', changed);
+      block.node.title = changed ? t('Changed by the edit') : '';
     }
   }
 }

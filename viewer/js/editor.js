@@ -1,146 +1,151 @@
-/* A small code editor for lecture sources, in plain JavaScript over a native <textarea> (see
-   DEVELOPERS.md "The editor" for why not a vendored component): line numbers in a gutter that
-   scrolls with the text, the cursor's line highlighted, Tab / Shift+Tab to indent and
-   outdent the selected lines, Enter keeping the indentation (one level more after a colon).
-   Edits go through the browser's own editing commands where it has them, so undo keeps working. */
+/* The code editor for lecture sources: CodeMirror 6, vendored as its published ES modules under
+   vendor/codemirror/ (see DEVELOPERS.md "The editor"), loaded the first time the editor opens,
+   so a reader who never edits (and every static site) fetches none of it.
 
-import { el } from './dom.js';
+   What it adds to CodeMirror's basics: Python highlighting in the code pane's own colours
+   (highlight.css's tok- classes, light and dark), Tab inserting spaces or indenting the selected
+   lines, Ctrl/Cmd+S handed to the caller, CodeMirror's phrases (search panel, go to line) in the
+   viewer's language, and the cursor's line and column for the caller's status line. */
 
+import { language, onLanguageChange } from './i18n.js';
+
+const VENDOR = '../vendor/codemirror/';
 const INDENT = '    ';
 
-/** The 1-based line holding character `offset` of `text`. */
-function lineAt(text, offset) {
-  let line = 1;
-  for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) line++;
-  return line;
+/* CodeMirror's own words (its `phrase` calls in the modules we load), by their English. */
+const PHRASES = {
+  ru: {
+    'Find': 'Найти', 'Replace': 'Заменить', 'next': 'далее', 'previous': 'назад', 'all': 'все',
+    'match case': 'с учётом регистра', 'regexp': 'рег. выражение', 'by word': 'слово целиком',
+    'replace': 'заменить', 'replace all': 'заменить все', 'close': 'закрыть', 'current match': 'текущее совпадение',
+    'on line': 'в строке', 'replaced match on line $': 'заменено совпадение в строке $', 'replaced $ matches': 'заменено совпадений: $',
+    'Go to line': 'Перейти к строке', 'go': 'перейти', 'Selection deleted': 'Выделение удалено',
+    'Control character': 'Управляющий символ', 'Completions': 'Варианты', 'to': 'до',
+  },
+  zh: {
+    'Find': '查找', 'Replace': '替换', 'next': '下一个', 'previous': '上一个', 'all': '全部',
+    'match case': '区分大小写', 'regexp': '正则表达式', 'by word': '全词匹配',
+    'replace': '替换', 'replace all': '全部替换', 'close': '关闭', 'current match': '当前匹配',
+    'on line': '位于行', 'replaced match on line $': '已替换第 $ 行的匹配', 'replaced $ matches': '已替换 $ 处匹配',
+    'Go to line': '跳转到行', 'go': '跳转', 'Selection deleted': '已删除选中内容',
+    'Control character': '控制字符', 'Completions': '补全', 'to': '至',
+  },
+};
+
+let modules = null;
+
+/** The CodeMirror modules, fetched once (all at the same time: they import each other). */
+function loadCodeMirror() {
+  const names = ['state', 'view', 'commands', 'language', 'search', 'autocomplete', 'lang-python', 'lezer-highlight'];
+  modules ??= Promise.all(names.map((name) => import(new URL(`${VENDOR}${name}.js`, import.meta.url).href)))
+    .then((loaded) => Object.fromEntries(names.map((name, i) => [name, loaded[i]])));
+  return modules;
+}
+
+/** Syntax tags -> the tok- classes the code pane's highlighting (pygments) uses, so that both
+    read alike in either colour scheme. */
+function codePaneHighlighter(tags, tagHighlighter) {
+  return tagHighlighter([
+    { tag: [tags.keyword, tags.controlKeyword, tags.definitionKeyword, tags.moduleKeyword, tags.operatorKeyword], class: 'tok-k' },
+    { tag: [tags.bool, tags.null], class: 'tok-kc' },
+    { tag: tags.self, class: 'tok-bp' },
+    { tag: [tags.string, tags.special(tags.string)], class: 'tok-s' },
+    { tag: tags.escape, class: 'tok-se' },
+    { tag: tags.comment, class: 'tok-c' },
+    { tag: tags.number, class: 'tok-m' },
+    { tag: tags.function(tags.definition(tags.variableName)), class: 'tok-nf' },
+    { tag: tags.definition(tags.className), class: 'tok-nc' },
+    { tag: tags.meta, class: 'tok-nd' },
+    { tag: [tags.operator, tags.derefOperator], class: 'tok-o' },
+  ]);
+}
+
+function phrasesFor(code) {
+  return PHRASES[code] || {};
 }
 
 export class CodeEditor {
-  /** new CodeEditor({label, onInput}): `root` goes in the page; `area` is the textarea. */
-  constructor({ label, onInput = () => {} }) {
-    this.onInput = onInput;
-    this.numbers = el('div', { class: 'ce-numbers' });
-    this.gutter = el('div', { class: 'ce-gutter', 'aria-hidden': 'true' }, this.numbers);
-    this.highlight = el('div', { class: 'ce-current', 'aria-hidden': 'true' });
-    this.area = el('textarea', { class: 'ce-text', spellcheck: 'false', autocomplete: 'off', autocapitalize: 'off',
-      wrap: 'off', 'aria-label': label });
-    this.root = el('div', { class: 'code-editor' }, this.gutter, el('div', { class: 'ce-body' }, this.highlight, this.area));
-    this.lineCount = 0;
-    this.line = 0;
-    this.area.addEventListener('input', () => {
-      this.refresh();
-      this.onInput();
-    });
-    this.area.addEventListener('scroll', () => this.follow());
-    this.area.addEventListener('keydown', (event) => this.onKey(event));
-    for (const type of ['keyup', 'click', 'select', 'focus']) this.area.addEventListener(type, () => this.markLine());
+  /** await CodeEditor.create({label, onChange, onSave, onCursor}): an editor whose `root` goes in the page. */
+  static async create(options) {
+    return new CodeEditor(await loadCodeMirror(), options);
+  }
+
+  constructor(cm, { label, onChange = () => {}, onSave = () => {}, onCursor = () => {} }) {
+    const { EditorState, EditorSelection, Compartment } = cm.state;
+    const { EditorView, keymap, lineNumbers, highlightActiveLine, highlightActiveLineGutter, drawSelection,
+      highlightSpecialChars, dropCursor, rectangularSelection, crosshairCursor } = cm.view;
+    const { history, historyKeymap, defaultKeymap, indentMore, indentLess, toggleComment } = cm.commands;
+    const { indentOnInput, bracketMatching, syntaxHighlighting, indentUnit } = cm.language;
+    const { search, searchKeymap, highlightSelectionMatches } = cm.search;
+    const { closeBrackets, closeBracketsKeymap } = cm.autocomplete;
+    this.cm = cm;
+    this.phrases = new Compartment();
+
+    /* Tab: spaces up to the next indentation stop at the cursor, or the selected lines one level in. */
+    const tab = (view) => {
+      if (view.state.selection.ranges.some((range) => !range.empty)) return indentMore(view);
+      view.dispatch(view.state.changeByRange((range) => {
+        const line = view.state.doc.lineAt(range.head);
+        const spaces = INDENT.slice((range.head - line.from) % INDENT.length);
+        return { changes: { from: range.head, insert: spaces }, range: EditorSelection.cursor(range.head + spaces.length) };
+      }), { userEvent: 'input', scrollIntoView: true });
+      return true;
+    };
+    const save = () => {
+      onSave();
+      return true;
+    };
+
+    const extensions = [
+      lineNumbers(), highlightActiveLineGutter(), highlightSpecialChars(), history(), drawSelection(), dropCursor(),
+      EditorState.allowMultipleSelections.of(true), indentOnInput(), bracketMatching(), closeBrackets(),
+      rectangularSelection(), crosshairCursor(), highlightActiveLine(), highlightSelectionMatches(),
+      search({ top: true }), indentUnit.of(INDENT), EditorState.tabSize.of(4),
+      cm['lang-python'].python(), syntaxHighlighting(codePaneHighlighter(cm['lezer-highlight'].tags, cm['lezer-highlight'].tagHighlighter)),
+      keymap.of([
+        { key: 'Mod-s', run: save, preventDefault: true },
+        { key: 'Tab', run: tab, shift: indentLess },
+        { key: 'Mod-/', run: toggleComment },
+        ...closeBracketsKeymap, ...searchKeymap, ...historyKeymap, ...defaultKeymap,
+      ]),
+      EditorView.contentAttributes.of({ 'aria-label': label, spellcheck: 'false', autocapitalize: 'off', autocorrect: 'off' }),
+      EditorView.updateListener.of((update) => {
+        if (update.docChanged) onChange();
+        if (update.docChanged || update.selectionSet) onCursor();
+      }),
+    ];
+    // A new state per text (so that undo starts there), in the language chosen by then.
+    this.stateFor = (doc) => EditorState.create({ doc, extensions: [extensions, this.phrases.of(EditorState.phrases.of(phrasesFor(language())))] });
+    this.view = new EditorView({ state: this.stateFor('') });
+    this.root = this.view.dom;
+    onLanguageChange((code) => this.view.dispatch({ effects: this.phrases.reconfigure(EditorState.phrases.of(phrasesFor(code))) }));
   }
 
   get value() {
-    return this.area.value;
+    return this.view.state.doc.toString();
   }
 
+  /** Replace the whole text as a fresh start: undo cannot go back past it. */
   set value(text) {
-    this.area.value = text;
-    this.refresh();
+    this.view.setState(this.stateFor(text));
   }
 
   focus() {
-    this.area.focus();
+    this.view.focus();
   }
 
-  /** The line the cursor is on (1-based). */
-  get currentLine() {
-    return lineAt(this.area.value, this.area.selectionStart);
+  /** The cursor's line and column, both from 1. */
+  get cursor() {
+    const head = this.view.state.selection.main.head;
+    const line = this.view.state.doc.lineAt(head);
+    return { line: line.number, column: head - line.from + 1 };
   }
 
   /** Put the cursor at the start of `line` and scroll it to a third of the way down. */
   goToLine(line) {
-    const text = this.area.value;
-    let offset = 0;
-    for (let l = 1; l < line; l++) {
-      const next = text.indexOf('\n', offset);
-      if (next < 0) break;
-      offset = next + 1;
-    }
-    this.area.setSelectionRange(offset, offset);
-    this.area.scrollTop = Math.max(0, (this.currentLine - 1) * this.lineHeight() - this.area.clientHeight / 3);
-    this.markLine();
-  }
-
-  lineHeight() {
-    return parseFloat(getComputedStyle(this.area).lineHeight) || 20;
-  }
-
-  /** Renumber the gutter when the number of lines changed; re-mark the current line. */
-  refresh() {
-    const count = this.area.value.split('\n').length;
-    if (count !== this.lineCount) {
-      this.lineCount = count;
-      this.numbers.textContent = Array.from({ length: count }, (_, i) => i + 1).join('\n');
-    }
-    this.markLine();
-  }
-
-  markLine() {
-    this.line = this.currentLine;
-    this.follow();
-  }
-
-  /** Keep the gutter and the highlight level with the text as it scrolls. */
-  follow() {
-    const top = parseFloat(getComputedStyle(this.area).paddingTop) || 0;
-    this.gutter.scrollTop = this.area.scrollTop;
-    this.highlight.style.transform = `translateY(${top + (this.line - 1) * this.lineHeight() - this.area.scrollTop}px)`;
-  }
-
-  onKey(event) {
-    if (event.ctrlKey || event.metaKey || event.altKey) return;
-    if (event.key === 'Tab') {
-      event.preventDefault();
-      this.indent(event.shiftKey);
-    } else if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
-      event.preventDefault();
-      this.newline();
-    }
-  }
-
-  /** Replace the selection with `text` (as typing would, so undo can take it back) and select
-      it when `select`; input listeners run as for typing. */
-  insert(text, select = false) {
-    const area = this.area;
-    const start = area.selectionStart;
-    if (!document.execCommand('insertText', false, text)) {
-      area.setRangeText(text, start, area.selectionEnd, 'end');
-      area.dispatchEvent(new Event('input'));
-    }
-    if (select) area.setSelectionRange(start, start + text.length);
-  }
-
-  /** Tab inserts spaces (or indents the selected lines); Shift+Tab removes one level. */
-  indent(outdent) {
-    const area = this.area;
-    const { selectionStart: start, selectionEnd: end, value } = area;
-    if (!outdent && !value.slice(start, end).includes('\n')) {
-      this.insert(INDENT);
-      return;
-    }
-    const first = value.lastIndexOf('\n', start - 1) + 1;
-    // A selection that ends at the start of a line does not take that line in.
-    const last = end > start && value[end - 1] === '\n' ? end - 1 : end;
-    const block = value.slice(first, last);
-    const changed = block.split('\n').map((line) => (outdent ? line.slice(line.match(/^ {0,4}/)[0].length) : INDENT + line)).join('\n');
-    if (changed === block) return;
-    area.setSelectionRange(first, last);
-    this.insert(changed, true);
-  }
-
-  /** A new line indented like the current one, one level deeper after a line ending in ':'. */
-  newline() {
-    const { selectionStart: start, value } = this.area;
-    const lineStart = value.lastIndexOf('\n', start - 1) + 1;
-    const before = value.slice(lineStart, start);
-    const indent = before.match(/^[ \t]*/)[0] + (/:\s*$/.test(before) ? INDENT : '');
-    this.insert(`\n${indent}`);
+    const { EditorView } = this.cm.view;
+    const doc = this.view.state.doc;
+    const target = doc.line(Math.min(Math.max(1, line), doc.lines));
+    this.view.dispatch({ selection: { anchor: target.from }, effects: EditorView.scrollIntoView(target.from, { y: 'start', yMargin: this.view.dom.clientHeight / 3 }) });
   }
 }

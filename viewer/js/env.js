@@ -58,6 +58,7 @@ export class EnvPanel {
     this.heading.replaceChildren(el('span', { class: 'env-fn', text: trace.functionName(call) }),
       el('span', { class: 'env-where', text: ` ${file.path}:${trace.lineOfStep(s)}` }));
     const env = trace.environment(s);
+    const before = trace.changes ? trace.changes.previousEnvironment(s) : null; // after a re-trace
     const rows = [];
     const storages = new Map();
     for (const [name, entry] of env) {
@@ -70,13 +71,15 @@ export class EnvPanel {
           title: t('Copy {name} with every digit', { name }), onclick: () => copyExact(value, copy) });
         const shown = concealed ? el('span', { class: 'v-note solution-concealed', text: t('(in a solution: show it to see this value)') })
           : safeRender(value);
+        const differs = el('span', { class: 'env-differs', hidden: true });
         const node = el('div', { class: 'env-row', 'data-name': name },
-          el('div', { class: 'env-title' }, el('div', { class: 'env-name', text: name }), concealed ? null : copy),
+          el('div', { class: 'env-title' }, el('div', { class: 'env-name', text: name }), differs, concealed ? null : copy),
           el('div', { class: 'env-value' }, shown, note));
-        row = { value: entry.value, concealed, note, node };
+        row = { value: entry.value, concealed, note, node, differs };
         this.rows.set(name, row);
       }
       row.node.classList.toggle('changed', entry.step > since);
+      this.markDifference(row, concealed ? null : trace.changes?.valueChange(name, entry.value, before));
       rows.push(row);
       if (isTensor(entry.value) && !concealed) {
         const names = storages.get(entry.value.storage) || [];
@@ -92,5 +95,15 @@ export class EnvPanel {
     const nodes = rows.length ? rows.map((row) => row.node) : [this.empty];
     const same = nodes.length === this.list.childElementCount && nodes.every((node, i) => this.list.children[i] === node);
     if (!same) this.list.replaceChildren(...nodes);
+  }
+
+  /** A value that differs from the previous run's at the same point says so, the old value on hover. */
+  markDifference(row, change) {
+    row.node.classList.toggle('differs', Boolean(change));
+    row.differs.hidden = !change;
+    if (!change) return;
+    row.differs.textContent = change.before === null ? t('new since the edit') : t('changed by the edit');
+    row.differs.title = change.before === null ? t('Not there at this point in the previous run')
+      : t('Before the edit: {value}', { value: change.before });
   }
 }

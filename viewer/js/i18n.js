@@ -124,6 +124,30 @@ const STRINGS = {
     'Saved; re-tracing…': 'Сохранено; трассируем заново…',
     'Re-traced': 'Трассировано заново',
     'Re-traced: {message}': 'Трассировано заново: {message}',
+    'Ln {line}, Col {column}': 'Стр {line}, стлб {column}',
+    'Loading the editor…': 'Загружаем редактор…',
+    'Lecture source': 'Исходный код лекции',
+    'the editor did not load': 'редактор не загрузился',
+    'Not saved: the file changed on disk': 'Не сохранено: файл на диске изменился',
+    'Reloaded: the file changed on disk': 'Загружено заново: файл на диске изменился',
+    'The file changed on disk: your changes are not saved': 'Файл на диске изменился, а ваши правки не сохранены',
+    'The file was deleted on disk.': 'Файл на диске удалён.',
+    'The file changed on disk while you were editing.': 'Пока вы правили, файл на диске изменился.',
+    'The file changed on disk since you opened it.': 'С тех пор как вы открыли файл, он изменился на диске.',
+    'Reload theirs': 'Взять с диска',
+    'Take the file as it is on disk; your changes here are dropped': 'Загрузить файл с диска; ваши правки здесь пропадут',
+    'Keep mine': 'Оставить мои',
+    'Save your text over the file on disk (its version goes to the backups)': 'Записать ваш текст поверх файла на диске (его версия уйдёт в резервные копии)',
+    'Show the difference': 'Показать разницу',
+    'Lines only on disk (−) and only here (+)': 'Строки только на диске (−) и только здесь (+)',
+    'next change: after a re-trace, the next step whose values or text differ from the run before the edit': 'следующее изменение: после перетрассировки — следующий шаг, где значения или текст не такие, как до правки',
+    'Nothing changed by the edit after this step.': 'После этого шага правка ничего не изменила.',
+    'Changes are marked once the lecture is re-traced after an edit.': 'Изменения отмечаются, когда лекцию трассируют заново после правки.',
+    'new since the edit': 'новое после правки',
+    'changed by the edit': 'изменено правкой',
+    'Not there at this point in the previous run': 'В прошлом запуске в этой точке такого не было',
+    'Before the edit: {value}': 'До правки: {value}',
+    'Changed by the edit': 'Изменено правкой',
     'Re-trace failed: {error}': 'Повторная трассировка не удалась: {error}',
     'Re-trace failed (the last good trace is still shown): {error}': 'Повторная трассировка не удалась (пока показана последняя удачная трасса): {error}',
     '{name} cannot be edited here: start the server with its lecture file ({command})': '{name} нельзя править здесь: запустите сервер с файлом этой лекции ({command})',
@@ -282,6 +306,30 @@ const STRINGS = {
     'Saved; re-tracing…': '已保存，正在重新追踪…',
     'Re-traced': '已重新追踪',
     'Re-traced: {message}': '已重新追踪：{message}',
+    'Ln {line}, Col {column}': '第 {line} 行，第 {column} 列',
+    'Loading the editor…': '正在加载编辑器…',
+    'Lecture source': '讲座源代码',
+    'the editor did not load': '编辑器未能加载',
+    'Not saved: the file changed on disk': '未保存：磁盘上的文件已改变',
+    'Reloaded: the file changed on disk': '已重新加载：磁盘上的文件已改变',
+    'The file changed on disk: your changes are not saved': '磁盘上的文件已改变，而你的修改尚未保存',
+    'The file was deleted on disk.': '磁盘上的文件已被删除。',
+    'The file changed on disk while you were editing.': '你编辑期间，磁盘上的文件改变了。',
+    'The file changed on disk since you opened it.': '自你打开以来，磁盘上的文件已改变。',
+    'Reload theirs': '采用磁盘版本',
+    'Take the file as it is on disk; your changes here are dropped': '载入磁盘上的文件；这里的修改将被丢弃',
+    'Keep mine': '保留我的',
+    'Save your text over the file on disk (its version goes to the backups)': '用你的文本覆盖磁盘上的文件（原版本存入备份）',
+    'Show the difference': '显示差异',
+    'Lines only on disk (−) and only here (+)': '只在磁盘上的行（−）和只在这里的行（+）',
+    'next change: after a re-trace, the next step whose values or text differ from the run before the edit': '下一处变化：重新追踪后，值或文字与修改前那次运行不同的下一步',
+    'Nothing changed by the edit after this step.': '此步之后，修改没有带来变化。',
+    'Changes are marked once the lecture is re-traced after an edit.': '修改后重新追踪讲座，才会标出变化。',
+    'new since the edit': '修改后新增',
+    'changed by the edit': '因修改而变',
+    'Not there at this point in the previous run': '上次运行在此处没有这个值',
+    'Before the edit: {value}': '修改前：{value}',
+    'Changed by the edit': '因修改而变',
     'Re-trace failed: {error}': '重新追踪失败：{error}',
     'Re-trace failed (the last good trace is still shown): {error}': '重新追踪失败（仍显示最后一次成功的追踪）：{error}',
     '{name} cannot be edited here: start the server with its lecture file ({command})': '这里无法编辑 {name}：请用它的讲座文件启动服务器（{command}）',
@@ -341,7 +389,10 @@ const countFormats = new Map(); // language -> its Intl.NumberFormat for counts,
 
 function initialLanguage() {
   const asked = new URLSearchParams(location.search).get('lang');
-  if (asked in LANGUAGES) return asked;
+  if (asked in LANGUAGES) {
+    remember(asked); // a link's language is a choice too: the next page without ?lang= keeps it
+    return asked;
+  }
   let stored = null;
   try {
     stored = localStorage.getItem(STORAGE_KEY);
@@ -349,6 +400,14 @@ function initialLanguage() {
     // Storage refused (a private window, a file: page): the choice just is not remembered.
   }
   return stored in LANGUAGES ? stored : 'en';
+}
+
+function remember(code) {
+  try {
+    localStorage.setItem(STORAGE_KEY, code);
+  } catch {
+    // Storage refused (a private window, a file: page): the choice just is not remembered.
+  }
 }
 
 /** The chosen language's code: 'en', 'ru' or 'zh'. */
@@ -398,11 +457,7 @@ export function fillFields(wording, fields) {
 export function setLanguage(code) {
   if (!(code in LANGUAGES) || code === current) return;
   current = code;
-  try {
-    localStorage.setItem(STORAGE_KEY, code);
-  } catch {
-    // See initialLanguage.
-  }
+  remember(code);
   const url = new URL(location.href);
   if (code === 'en') url.searchParams.delete('lang');
   else url.searchParams.set('lang', code);

@@ -4,20 +4,25 @@
    server puts on every response (asking a static host for api/info would log a 404). Under the
    server it
    - keeps the start-up token (from ?token=..., once) in sessionStorage and out of the address bar;
-   - listens to api/events: a fresh trace of the lecture on screen reloads it at the same line
+   - listens to the server's events (server_events.js: one stream shared by all tabs): a fresh trace of the lecture on screen reloads it at the same line
      and says for a few seconds what ran ("re-ran `bpe` (0.21 s); 27 sections reused", or why
      the whole lecture ran); while the sections after an edited one run again, a reader inside
      what already re-ran is shown the trace so far (the server's early view),
      a failed re-trace is shown as a message while the last good trace stays;
    - adds an Edit button (key `e`, offered only with the token): an editor pane under the
      code (editor.js), or under the failure message when the lecture has no trace to show yet,
-     that saves with Ctrl/Cmd+S, after which the server re-traces and the viewer reloads;
+     that saves with Ctrl/Cmd+S, after which the server re-traces and the viewer reloads. A save
+     names the version of the file it was loaded from; when the file changed on disk meanwhile
+     (the server refuses such a save, or says at once that the file changed) a bar offers to
+     reload theirs, keep mine or show the difference;
    - shows a failed re-trace as a one-line banner with its actions (retrace_failure.js);
    - marks a resumed run's trace as being checked, verified or corrected by a whole run (verification.js).
    Everything from the server or the lecture is inserted as text. */
 
 import { el, isEditable } from './dom.js';
 import { CodeEditor } from './editor.js';
+import { lineDiff } from './line_diff.js';
+import { listenToServer } from './server_events.js';
 import { t, translatable } from './i18n.js';
 import { RetraceFailure, lectureOf } from './retrace_failure.js';
 import { runNote } from './run_notes.js';
@@ -83,10 +88,15 @@ class Editor {
   constructor(live) {
     this.live = live;
     this.trace = null;
-    this.saved = '';
+    this.saved = ''; // the text on disk as this editor last loaded or saved it
+    this.base = null; // its version: a save is refused when the file on disk is another one
+    this.saving = false;
+    this.newerOnDisk = null; // a version seen on disk while a save was on its way
     this.discardArmed = false;
+    this.code = null;
     this.title = el('span', { class: 'cs336-live-title' });
     this.status = el('span', { class: 'cs336-live-status', role: 'status', 'aria-live': 'polite' });
+    this.position = el('span', { class: 'cs336-live-position' });
     const marked = { 'data-i18n': '', 'data-i18n-attrs': 'title' };
     this.saveButton = translatable(el('button', { type: 'button', class: 'cs336-live-save', text: 'Save',
       title: 'Save and re-trace (Ctrl+S)', onclick: () => this.save(), ...marked }));
@@ -94,15 +104,14 @@ class Editor {
       title: 'Trace the lecture again without changing it', onclick: () => this.live.retrace(this.trace), ...marked }));
     const close = translatable(el('button', { type: 'button', text: 'Close', title: 'Close the editor (Escape)',
       onclick: () => this.close(), ...marked }));
-    this.code = new CodeEditor({ label: 'Lecture source', onInput: () => this.showDirty() });
-    this.text = this.code.area;
-    this.text.classList.add('cs336-live-text');
-    this.text.addEventListener('keydown', (event) => this.onKey(event));
+    this.conflict = new Conflict(this);
+    this.body = el('div', { class: 'cs336-live-body' });
     this.panel = el('section', { class: 'cs336-live-editor', 'aria-label': 'Edit lecture', hidden: true },
-      el('header', {}, this.title, this.status, el('span', { class: 'cs336-live-buttons' }, this.saveButton, retrace, close)),
-      this.code.root);
+      el('header', {}, this.title, this.status, this.position, el('span', { class: 'cs336-live-buttons' }, this.saveButton, retrace, close)),
+      this.conflict.root, this.body);
     this.panel.addEventListener('keydown', (event) => {
-      if (event.key === 'Escape') {
+      // CodeMirror's own Escape (closing its search panel) comes first and marks the event.
+      if (event.key === 'Escape' && !event.defaultPrevented) {
         event.preventDefault();
         this.close();
       }
@@ -125,11 +134,13 @@ class Editor {
   }
 
   get dirty() {
-    return this.text.value !== this.saved;
+    return Boolean(this.code) && this.code.value !== this.saved;
   }
 
+  /** One line: the whole text stays reachable on hover. */
   setStatus(text, kind = 'info') {
     this.status.textContent = text;
+    this.status.title = text;
     this.status.dataset.kind = kind;
   }
 
@@ -138,23 +149,52 @@ class Editor {
     this.setStatus(this.dirty ? t('Unsaved changes') : '');
   }
 
+  showPosition() {
+    const { line, column } = this.code.cursor;
+    this.position.textContent = t('Ln {line}, Col {column}', { line, column });
+  }
+
+  /** The editor itself, made the first time it is needed (CodeMirror loads then). */
+  async ensureCode() {
+    if (this.code) return;
+    this.setStatus(t('Loading the editor…'));
+    this.code = await CodeEditor.create({ label: t('Lecture source'), onChange: () => this.showDirty(),
+      onSave: () => this.save(), onCursor: () => this.showPosition() });
+    this.body.append(this.code.root);
+  }
+
   /** Open the source of `trace` at `line` (default: the line the reader is on). */
   async open(trace, line = null) {
-    const response = await fetch(`api/source?trace=${encodeURIComponent(trace)}`, { cache: 'no-store' });
+    const at = line || currentLine() || 1;
+    const [response] = await Promise.all([fetch(`api/source?trace=${encodeURIComponent(trace)}`, { cache: 'no-store' }),
+      this.ensureCode().catch((error) => error)]);
+    if (!this.code) {
+      viewer.showMessage(t('Cannot edit {name}: {error}', { name: trace, error: t('the editor did not load') }), 'error');
+      return;
+    }
     const body = await response.json().catch(() => ({}));
     if (!response.ok) {
       viewer.showMessage(t('Cannot edit {name}: {error}', { name: trace, error: body.error || response.statusText }), 'error');
       return;
     }
     this.trace = trace;
-    this.saved = body.source;
-    this.code.value = body.source;
     this.title.textContent = body.path;
+    this.title.title = body.path;
+    this.load(body.source, body.version);
     this.setStatus(this.live.token ? '' : t('No token: saving needs the URL the server printed'), this.live.token ? 'info' : 'error');
     this.panel.hidden = false;
     document.body.classList.add('editing');
     this.code.focus();
-    this.code.goToLine(line || currentLine() || 1);
+    this.code.goToLine(at);
+  }
+
+  /** Take `source` (version `version`) as the text on disk, replacing what the editor holds. */
+  load(source, version) {
+    this.saved = source;
+    this.base = version;
+    this.code.value = source;
+    this.conflict.hide();
+    this.showPosition();
   }
 
   close() {
@@ -166,42 +206,129 @@ class Editor {
     this.panel.hidden = true;
     document.body.classList.remove('editing');
     this.discardArmed = false;
+    this.conflict.hide();
     viewer.codePane?.focus?.();
   }
 
-  onKey(event) {
-    if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === 's') {
-      event.preventDefault();
-      this.save();
-    }
-  }
-
-  async save() {
-    if (!this.trace) return;
-    const source = this.text.value;
+  /** Save over the version loaded (or, with `over`, over that version on disk: "keep mine"). */
+  async save(over = this.base) {
+    if (!this.trace || this.saving) return;
+    const source = this.code.value;
+    this.saving = true;
     this.setStatus(t('Saving…'));
-    const result = await this.live.post(`api/source?trace=${encodeURIComponent(this.trace)}`, { source });
+    const result = await this.live.post(`api/source?trace=${encodeURIComponent(this.trace)}`, { source, base: over });
+    this.saving = false;
+    if (result.status === 409 && result.body.conflict) {
+      this.setStatus(t('Not saved: the file changed on disk'), 'error');
+      this.conflict.show(result.body.source, result.body.version, false);
+      return;
+    }
     if (!result.ok) {
       this.setStatus(t('Not saved: {error}', { error: result.error }), 'error');
       return;
     }
     this.saved = source;
+    this.base = result.body.version;
+    this.conflict.hide();
     this.live.awaiting = this.trace;
     this.setStatus(t('Saved; re-tracing…'));
+    if (this.newerOnDisk !== null) this.onDiskVersion(this.newerOnDisk);
   }
 
-  /** A re-trace of the lecture being edited finished: close on success, show why on failure. */
-  onResult(event) {
+  /** The file on disk is now version `version` (the server saw it change): nothing to do when
+      that is ours; taken in silently when nothing here is unsaved; else said at once. */
+  async onDiskVersion(version) {
+    if (this.saving) {
+      this.newerOnDisk = version;
+      return;
+    }
+    this.newerOnDisk = null;
+    if (!this.isOpen || version === this.base) return;
+    const response = await fetch(`api/source?trace=${encodeURIComponent(this.trace)}`, { cache: 'no-store' }).catch(() => null);
+    const body = response && response.ok ? await response.json().catch(() => null) : null;
+    if (!body || body.version === this.base) return;
+    if (!this.dirty) {
+      const { line } = this.code.cursor;
+      this.load(body.source, body.version);
+      this.code.goToLine(line);
+      this.setStatus(t('Reloaded: the file changed on disk'));
+      return;
+    }
+    this.setStatus(t('The file changed on disk: your changes are not saved'), 'error');
+    this.conflict.show(body.source, body.version, true);
+  }
+
+  /** A re-trace of the lecture being edited finished: after this editor's own save, close on
+      success; show why on failure. */
+  onResult(event, ownSave) {
     if (event.state === 'ok') {
       const note = runNote(event);
       this.setStatus(note ? t('Re-traced: {message}', { message: note }) : t('Re-traced'));
-      if (!this.dirty) this.close();
+      if (ownSave && !this.dirty) this.close();
     } else {
       // One line here; the banner above the code has the traceback and the way to the failing step.
       const error = String(event.message || '').split('\n')[0];
       this.setStatus(event.installed ? t('Re-trace failed: {error}', { error })
         : t('Re-trace failed (the last good trace is still shown): {error}', { error }), 'error');
     }
+  }
+}
+
+/** The editor's text and the file on disk went different ways: a bar offering to take theirs,
+    keep mine (save over theirs), or show the difference between the two. */
+class Conflict {
+  constructor(editor) {
+    this.editor = editor;
+    this.theirs = null;
+    this.version = null;
+    this.message = el('span', { class: 'cs336-conflict-message' });
+    this.diff = el('pre', { class: 'cs336-conflict-diff', hidden: true });
+    const marked = { 'data-i18n': '', 'data-i18n-attrs': 'title' };
+    this.diffButton = translatable(el('button', { type: 'button', class: 'cs336-conflict-diff-button', text: 'Show the difference',
+      title: 'Lines only on disk (−) and only here (+)', onclick: () => this.toggleDiff(), ...marked }));
+    this.root = el('div', { class: 'cs336-conflict', role: 'alert', hidden: true }, el('div', { class: 'cs336-conflict-bar' },
+      this.message,
+      translatable(el('button', { type: 'button', class: 'cs336-conflict-theirs', text: 'Reload theirs',
+        title: 'Take the file as it is on disk; your changes here are dropped', onclick: () => this.takeTheirs(), ...marked })),
+      translatable(el('button', { type: 'button', class: 'cs336-conflict-mine', text: 'Keep mine',
+        title: 'Save your text over the file on disk (its version goes to the backups)', onclick: () => this.keepMine(), ...marked })),
+      this.diffButton), this.diff);
+  }
+
+  show(theirs, version, beforeSave) {
+    this.theirs = theirs;
+    this.version = version;
+    this.message.textContent = theirs === null ? t('The file was deleted on disk.')
+      : beforeSave ? t('The file changed on disk while you were editing.') : t('The file changed on disk since you opened it.');
+    this.diff.hidden = true;
+    this.diffButton.hidden = theirs === null;
+    this.root.hidden = false;
+  }
+
+  hide() {
+    this.root.hidden = true;
+    this.diff.hidden = true;
+  }
+
+  takeTheirs() {
+    const { line } = this.editor.code.cursor;
+    if (this.theirs !== null) this.editor.load(this.theirs, this.version);
+    this.editor.code.goToLine(line);
+    this.editor.setStatus(t('Reloaded: the file changed on disk'));
+    this.editor.code.focus();
+  }
+
+  keepMine() {
+    this.editor.save(this.version);
+    this.editor.code.focus();
+  }
+
+  toggleDiff() {
+    if (this.diff.hidden) {
+      this.diff.replaceChildren(...lineDiff(this.theirs, this.editor.code.value).map(([kind, text]) =>
+        el('span', { class: `cs336-diff-${kind}`, text: `${{ same: ' ', theirs: '−', mine: '+' }[kind]} ${text}\n` })));
+    }
+    this.diff.hidden = !this.diff.hidden;
   }
 }
 
@@ -226,7 +353,7 @@ class Live {
       this.edit();
     });
     this.updateButton();
-    this.listen();
+    listenToServer((event) => this.onEvent(event));
   }
 
   editable(trace) {
@@ -261,20 +388,20 @@ class Live {
     this.editor.open(trace, line);
   }
 
-  /** POST with the token; {ok: true} or {ok: false, error: reason}. */
+  /** POST with the token: {ok, status, body (the reply's JSON), error (a reason, when not ok)}. */
   async post(url, body) {
-    if (!this.token) return { ok: false, error: 'no token: open the URL printed by cs336-lectures serve' };
+    if (!this.token) return { ok: false, status: 0, body: {}, error: 'no token: open the URL printed by cs336-lectures serve' };
     try {
       const response = await fetch(url, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', 'X-CS336-Token': this.token },
         body: JSON.stringify(body),
       });
-      if (response.ok) return { ok: true };
       const reply = await response.json().catch(() => ({}));
-      return { ok: false, error: reply.error || `${response.status} ${response.statusText}` };
+      return { ok: response.ok, status: response.status, body: reply,
+        error: response.ok ? null : reply.error || `${response.status} ${response.statusText}` };
     } catch (error) {
-      return { ok: false, error: `the server is not reachable (${error.message})` };
+      return { ok: false, status: 0, body: {}, error: `the server is not reachable (${error.message})` };
     }
   }
 
@@ -284,20 +411,11 @@ class Live {
     else this.awaiting = trace;
   }
 
-  listen() {
-    const events = new EventSource('api/events');
-    events.addEventListener('message', (message) => {
-      let event;
-      try {
-        event = JSON.parse(message.data);
-      } catch {
-        return;
-      }
-      if (event && typeof event.trace === 'string') this.onEvent(event);
-    });
-  }
-
   onEvent(event) {
+    if (event.state === 'source') { // the lecture file is another version now
+      if (this.editor.trace === event.trace) this.editor.onDiskVersion(event.version);
+      return;
+    }
     const current = viewer.currentTrace();
     const mine = event.trace === lectureOf(current);
     this.verification.update(event);
@@ -326,7 +444,7 @@ class Live {
     const news = !event.replay || (known !== undefined && known !== event.generation);
     if (event.state === 'ok' && !news) return;
     if (this.editor.isOpen && this.editor.trace === event.trace && (this.awaiting === event.trace || news)) {
-      this.editor.onResult(event);
+      this.editor.onResult(event, this.awaiting === event.trace);
     }
     if (this.awaiting === event.trace) this.awaiting = null;
     if (mine || current === null || event.state === 'ok') this.failure.update(event);

@@ -10,15 +10,28 @@ import { fetchIndex, renderIndex } from './index_page.js';
 import { makeDivider } from './divider.js';
 import { headingText, installLanguageSwitch, onLanguageChange, t, translatePage } from './i18n.js';
 import { RanksBar } from './ranks.js';
+import { TraceChanges } from './changes.js';
 
 const $ = (id) => document.getElementById(id);
 const TRACE_NAME = /^[\w-][\w.-]*$/;
+// The step in the URL, counted from 1 as the counter and the terminal viewer count (?at=342 is
+// "step 342 of 855"). Links made before it name the 0-based index as ?step=341, still read.
+const STEP_PARAM = 'at';
+const OLD_STEP_PARAM = 'step';
+
+/** The step index (from 0) a URL's parameters name, or null for none. */
+function stepFromUrl(params) {
+  const number = Number(params.get(STEP_PARAM));
+  if (params.has(STEP_PARAM) && Number.isInteger(number)) return Math.max(0, number - 1);
+  const index = Number(params.get(OLD_STEP_PARAM));
+  return params.has(OLD_STEP_PARAM) && Number.isInteger(index) ? index : null;
+}
 const TRACE_FILE = /^[\w-][\w.\-/]*\.json$/;
 
 // Looked up in lower case, so that Caps Lock (or Shift) changes nothing.
 const MODES = ['raw', 'reveal']; // view modes, kept in the URL (?raw=1&reveal=1) so a link reproduces the view
 const KEYS = { l: 'forward', h: 'back', j: 'over', k: 'over-back', u: 'out', r: 'raw', a: 'reveal', g: 'traces', '?': 'help',
-  '[': 'rank-back', ']': 'rank-next' };
+  '[': 'rank-back', ']': 'rank-next', c: 'next-change' };
 
 function keyAction(event) {
   if (event.key === 'ArrowRight') return event.shiftKey ? 'over' : 'forward';
@@ -76,7 +89,7 @@ class Viewer {
     const params = new URLSearchParams(location.search);
     const name = params.get('trace');
     if (!name) return this.showIndex();
-    const step = params.has('step') ? Number(params.get('step')) : null;
+    const step = stepFromUrl(params);
     for (const mode of MODES) this.setViewMode(mode, params.get(mode) === '1');
     if (this.trace && name === this.name) {
       if (this.mode !== 'lecture') this.showLecture();
@@ -88,11 +101,12 @@ class Viewer {
   urlWith(name, step) {
     const url = new URL(location.href);
     if (name === null) {
-      for (const key of ['trace', 'step', ...MODES]) url.searchParams.delete(key);
+      for (const key of ['trace', STEP_PARAM, OLD_STEP_PARAM, ...MODES]) url.searchParams.delete(key);
     } else {
       url.searchParams.set('trace', name);
-      if (step === null) url.searchParams.delete('step');
-      else url.searchParams.set('step', String(step));
+      url.searchParams.delete(OLD_STEP_PARAM);
+      if (step === null) url.searchParams.delete(STEP_PARAM);
+      else url.searchParams.set(STEP_PARAM, String(step + 1));
     }
     return url;
   }
@@ -260,7 +274,7 @@ class Viewer {
     if (!this.trace) {
       if (file) return;
       const params = new URLSearchParams(location.search);
-      await this.open(name, params.has('step') ? Number(params.get('step')) : null);
+      await this.open(name, stepFromUrl(params));
       return;
     }
     const old = this.trace;
@@ -274,6 +288,8 @@ class Viewer {
       return;
     }
     if (token !== this.loading) return;
+    // What changed is told against the last whole trace: an early view is only part of the new run.
+    trace.changes = new TraceChanges(this.early && old.changes ? old.changes.previous : old, trace);
     this.early = Boolean(file);
     const same = this.step >= 0 ? this.sameLine(old, trace) : -1;
     this.install(name, trace, same >= 0 ? same : this.step, same >= 0 ? this.codePane.scrollTop : null);
@@ -391,7 +407,7 @@ class Viewer {
         crumbs.append(el('span', { class: 'crumb current', title: path }, el('span', { text: name }), ' ', this.crumbLine));
       } else {
         const target = trace.snap(frame.step); // the calling line, or the next stop when it is not one
-        crumbs.append(el('button', { class: 'crumb', title: t('{where} (step {n})', { where: `${path}:${trace.lineOfStep(frame.step)}`, n: frame.step }), text: name,
+        crumbs.append(el('button', { class: 'crumb', title: t('{where} (step {n})', { where: `${path}:${trace.lineOfStep(frame.step)}`, n: formatCount(frame.step + 1) }), text: name,
           onclick: () => this.show(target, { history: 'push' }) }));
       }
     });
@@ -494,11 +510,16 @@ class Viewer {
       out: () => trace.stepOut(s),
       'rank-next': () => trace.ranks.switchFrom(s, 1),
       'rank-back': () => trace.ranks.switchFrom(s, -1),
+      'next-change': () => (trace.changes ? trace.changes.nextChange(s) : -1),
     };
     const target = moves[action] ? moves[action]() : -1;
     if (target >= 0) this.show(target, { history: repeat ? 'replace-later' : 'push' });
     else if (!$('elsewhere').hidden) this.show(s);
     else if (action === 'out') this.showMessage(t('Already in the outermost call.'), 'info', 2000);
+    else if (action === 'next-change') {
+      this.showMessage(trace.changes ? t('Nothing changed by the edit after this step.')
+        : t('Changes are marked once the lecture is re-traced after an edit.'), 'info', 2500);
+    }
     else if (action.startsWith('rank-')) this.showMessage(t('This step runs in the lecture\'s own process, not in a rank.'), 'info', 2000);
   }
 

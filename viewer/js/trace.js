@@ -50,7 +50,8 @@ export async function loadTrace(url, pending = fetch(url, { cache: 'no-store' })
 /** Where line `line` of `before` went in `after`, an edited version of the same file. Lines
     above the first change and below the last keep their place; inside the change the two
     versions are matched line by line (a longest common subsequence), and a line that was
-    replaced or removed goes to its replacement, or to the line that now follows its place.
+    replaced goes to its replacement (the k-th line of a replaced block to the k-th line that
+    replaced it), and one removed to the line that now follows its place.
     followLine('a\nb', 'new\na\nb', 2) -> 3 */
 export function followLine(before, after, line) {
   const old = before.split('\n');
@@ -74,16 +75,33 @@ export function followLine(before, after, line) {
         : Math.max(common[(i + 1) * width + j], common[i * width + j + 1]);
     }
   }
+  const removes = (i, j) => a[i] !== b[j] && common[(i + 1) * width + j] >= common[i * width + j + 1];
   let i = 0;
   let j = 0;
+  let removed = 0; // lines removed since the last kept or added one
   while (i < a.length && j < b.length) {
-    if (a[i] === b[j] || common[(i + 1) * width + j] >= common[i * width + j + 1]) {
-      if (i === target) return prefix + j + 1; // kept, or replaced by (removed before) b[j]
-      if (a[i] === b[j]) j++;
-      i++;
-    } else {
+    if (!removes(i, j) && a[i] !== b[j]) {
       j++; // b[j] is new
+      removed = 0;
+      continue;
     }
+    if (i === target) {
+      if (a[i] === b[j]) return prefix + j + 1; // kept
+      // Replaced: a block of removed lines followed by added ones is matched line by line;
+      // past the added ones, it goes to the first of them.
+      let end = i;
+      while (end < a.length && removes(end, j)) end++;
+      let added = 0;
+      while (j + added < b.length && (end >= a.length || (a[end] !== b[j + added] && !removes(end, j + added)))) added++;
+      return prefix + j + (removed < added ? removed : 0) + 1;
+    }
+    if (a[i] === b[j]) {
+      j++;
+      removed = 0;
+    } else {
+      removed++;
+    }
+    i++;
   }
   return Math.min(prefix + j + 1, now.length);
 }

@@ -24,6 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--traces", metavar="DIR",
                         help=f"folder of traces to serve and write (default: {DEFAULT_TRACES}, under the working "
                              "directory when the lectures are inside it, else beside them)")
+    parser.add_argument("--backups", metavar="DIR",
+                        help="folder for the last versions a browser save replaced (default: backups beside --traces, "
+                             "var/backups)")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to bind (default: 127.0.0.1; anything else exposes a server that runs code)")
     parser.add_argument("--port", type=int, default=8336, help="port (default: 8336; 0 picks a free one)")
@@ -82,7 +85,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         server = LectureServer([Path(path) for path in args.lectures], Path(args.traces), host=args.host,
                                port=args.port, max_steps=args.max_steps, timeout=args.timeout,
-                               log=_say, verify=args.verify)
+                               log=_say, verify=args.verify,
+                               backups_dir=Path(args.backups) if args.backups else None)
     except ValueError as error:
         print(f"cs336-lectures: error: {error}", file=sys.stderr)
         return 2

@@ -63,11 +63,17 @@ class ShowError(Exception):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("trace", metavar="TRACE.json", help="a trace written by 'cs336-lectures trace'")
     where = parser.add_mutually_exclusive_group()
-    where.add_argument("--step", type=int, metavar="N", help="print step N (the nearest stop to it) and exit")
+    where.add_argument("--step", type=int, metavar="N",
+                       help="print step N, counted from 1 as the web viewer counts (the nearest stop to it), and exit")
     where.add_argument("--section", metavar="NAME",
                        help="print the first step of the function NAME, or of the heading containing NAME, and exit")
     parser.add_argument("--width", type=_columns, metavar="COLUMNS",
                         help="draw for this many columns, at least 30 (default: the terminal's)")
+
+
+def step_index(number: int) -> int:
+    """The index of step `number` as people count steps (from 1); 0 and below name the first."""
+    return max(number - 1, 0)
 
 
 def _columns(text: str) -> int:
@@ -86,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         interactive = args.step is None and args.section is None and sys.stdin.isatty() and sys.stdout.isatty()
         if interactive:
             return Session(view, width=args.width).run()
-        step = model.snap(args.step) if args.step is not None else model.stops[0]
+        step = model.snap(step_index(args.step)) if args.step is not None else model.stops[0]
         if args.section is not None:
             step = find_section(model, args.section)
         console = Console(width=args.width or None, highlight=False)
@@ -147,7 +153,8 @@ class StepView:
         stack = " › ".join(model.function_name(model.step_call[t]) for t in model.stack(s))
         heading = model.heading_at(s)
         section = f"{model.headings[heading].text} · " if heading >= 0 else ""
-        position = f"step {s} ({bisect.bisect_left(model.stops, s) + 1} of {len(model.stops)} stops)"
+        # Counted from 1, as the web viewer's counter and its URL (?at=) count.
+        position = f"step {s + 1} of {len(model.steps)} ({bisect.bisect_left(model.stops, s) + 1} of {len(model.stops)} stops)"
         where = f"{model.files[model.step_file[s]]['path']}:{model.line_of(s)}"
         title = Text(visible(f"{model.header.get('title', self.name)} · {position}"))  # a str would be read as markup
         return Group(Rule(title, style="bold"),
@@ -345,7 +352,7 @@ class Session:
         elif key == "g":
             answer = self.prompt("go to step: ")
             if answer.strip().isdigit():
-                self.step = model.snap(int(answer))
+                self.step = model.snap(step_index(int(answer)))
             elif answer.strip():
                 self.message = f"not a step number: {answer.strip()}"
         elif key in ("/", "n"):

@@ -1,10 +1,14 @@
 """The server's events: each re-trace's progress and outcome, fanned out to every open
-/api/events stream (Server-Sent Events); a viewer that arrives late gets the latest of each trace."""
+/api/events stream (Server-Sent Events); a viewer that arrives late gets the latest of each trace.
+A lecture file that became another version is told too, but not kept for late viewers."""
 
 from __future__ import annotations
 
 import queue
 import threading
+from pathlib import Path
+
+from cs336_lectures.runtime.server.source_files import version_of
 
 
 class EventHub:
@@ -15,10 +19,13 @@ class EventHub:
         self._listeners: set[queue.Queue] = set()
         self.latest: dict[str, dict] = {}
 
-    def publish(self, event: dict) -> None:
+    def publish(self, event: dict, remember: bool = True) -> None:
+        """Send `event` to every stream; a remembered one is also replayed to streams opened later."""
         with self._lock:
             previous = self.latest.get(event["trace"])
-            if event["state"] == "verified" and previous is not None:
+            if not remember:
+                pass
+            elif event["state"] == "verified" and previous is not None:
                 # The run's outcome stands (a viewer arriving later still learns that it failed); only
                 # its check is new.
                 self.latest[event["trace"]] = {**previous, "verification": event["verification"]}
@@ -26,6 +33,15 @@ class EventHub:
                 self.latest[event["trace"]] = event
             for listener in self._listeners:
                 listener.put(event)
+
+    def say_source_changed(self, trace: str, path: Path) -> None:
+        """Tell open editors at once that a lecture file is another version now (saved by another
+        editor), so that one holding unsaved changes says so before its save is refused."""
+        try:
+            version = version_of(path.read_bytes())
+        except OSError:
+            version = None
+        self.publish({"trace": trace, "state": "source", "version": version}, remember=False)
 
     def subscribe(self) -> tuple[queue.Queue, list[dict]]:
         """A new listener queue, plus the latest event of each trace (for a viewer just arriving)."""

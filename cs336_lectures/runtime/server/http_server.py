@@ -49,6 +49,7 @@ from cs336_lectures.runtime.server.retracing import Lecture, LectureWatcher, Ret
 from cs336_lectures.runtime.server.tracer_subprocess import TRACER_COMMAND
 from cs336_lectures.runtime.server.traces_folder import EARLY_DIR, early_trace, shown_early_trace
 from cs336_lectures.runtime.server.source_files import (
+    SourceConflict,
     SourceError,
     read_source,
     save_source,
@@ -169,7 +170,8 @@ class LectureServer(ThreadingHTTPServer):
 
     def __init__(self, lectures: list[Path], traces_dir: Path, host: str = "127.0.0.1", port: int = 8336,
                  viewer_dir: Path = VIEWER_DIR, max_steps: int | None = None, timeout: float | None = None,
-                 token: str | None = None, log: Callable[[str], None] = print, verify: bool = True):
+                 token: str | None = None, log: Callable[[str], None] = print, verify: bool = True,
+                 backups_dir: Path | None = None):
         if ":" in host:
             self.address_family = socket.AF_INET6
         super().__init__((host, port), RequestHandler)
@@ -177,6 +179,8 @@ class LectureServer(ThreadingHTTPServer):
         self.port = self.server_address[1]
         self.viewer_dir = viewer_dir.resolve()
         self.traces_dir = traces_dir.resolve()
+        # Versions a browser save replaced, beside the traces (var/backups), never beside the lecture.
+        self.backups_dir = (backups_dir or traces_dir.resolve().parent / "backups").resolve()
         self.token = token or secrets.token_urlsafe(32)
         self.log = log
         self.lectures: dict[str, Lecture] = {}
@@ -251,11 +255,9 @@ class LectureServer(ThreadingHTTPServer):
     def check_token(self, given: str | None) -> bool:
         return given is not None and hmac.compare_digest(given.encode(), self.token.encode())
 
-    def lecture_path_for_display(self, lecture: Lecture) -> str:
-        try:
-            return str(lecture.path.relative_to(Path.cwd().resolve()))
-        except ValueError:
-            return str(lecture.path)
+    @staticmethod
+    def lecture_path_for_display(lecture: Lecture) -> str:
+        return lecture.shown
 
 
 def _url_host(host: str) -> str:
@@ -336,11 +338,12 @@ class RequestHandler(BaseHTTPRequestHandler):
             self._send_json({"server": True, "lectures": lectures}, head=head)
         elif path == "/api/source":
             lecture = self._lecture(query)
+            shown = server.lecture_path_for_display(lecture)
             try:
-                source = read_source(lecture.path)
+                source, version = read_source(lecture.path)
             except (OSError, SourceError) as error:
-                raise Refused(HTTPStatus.INTERNAL_SERVER_ERROR, f"cannot read {lecture.given}: {error}") from None
-            self._send_json({"path": server.lecture_path_for_display(lecture), "source": source}, head=head)
+                raise Refused(HTTPStatus.INTERNAL_SERVER_ERROR, f"cannot read {shown}: {error}") from None
+            self._send_json({"path": shown, "source": source, "version": version}, head=head)
         elif path.startswith("/api/"):
             raise Refused(HTTPStatus.NOT_FOUND, "no such API")
         elif path == f"/traces/{INDEX_NAME}":
@@ -363,16 +366,25 @@ class RequestHandler(BaseHTTPRequestHandler):
         server = self.server
         if path == "/api/source":
             lecture = self._lecture(query)
-            source = self._read_source()
+            shown = server.lecture_path_for_display(lecture)
+            source, base = self._read_source()
             try:
-                self._save(lecture, source)
+                version = self._save(lecture, source, base)
+            except SourceConflict as conflict:
+                # Both versions: the editor's (base) and the one on disk, with its text, so the
+                # editor can offer to reload it, keep its own, or show the difference.
+                self._send_json({"error": f"{shown} changed on disk since it was loaded: not saved", "conflict": True,
+                                 "base": base, "version": conflict.version, "source": conflict.source},
+                                HTTPStatus.CONFLICT)
+                return
             except SourceError as error:
-                raise Refused(HTTPStatus.BAD_REQUEST, f"cannot save {lecture.given}: {error}") from None
+                raise Refused(HTTPStatus.BAD_REQUEST, f"cannot save {shown}: {error}") from None
             except OSError as error:
-                raise Refused(HTTPStatus.INTERNAL_SERVER_ERROR, f"cannot save {lecture.given}: {error}") from None
+                raise Refused(HTTPStatus.INTERNAL_SERVER_ERROR, f"cannot save {shown}: {error}") from None
+            server.hub.publish({"trace": lecture.name, "state": "source", "version": version}, remember=False)
             server.retracer.request(lecture, supersede=True)
-            server.log(f"{lecture.given} saved from the browser")
-            self._send_json({"queued": True, "trace": lecture.name}, HTTPStatus.ACCEPTED)
+            server.log(f"{shown} saved from the browser")
+            self._send_json({"queued": True, "trace": lecture.name, "version": version}, HTTPStatus.ACCEPTED)
         elif path == "/api/retrace":
             lecture = self._lecture(query)
             server.retracer.request(lecture, full=note("a re-trace was asked for"))
@@ -380,14 +392,15 @@ class RequestHandler(BaseHTTPRequestHandler):
         else:
             raise Refused(HTTPStatus.NOT_FOUND, "no such API")
 
-    @staticmethod
-    def _save(lecture: Lecture, source: str) -> None:
-        """Write the lecture, keeping the versions it replaces as backups (editing.py)."""
+    def _save(self, lecture: Lecture, source: str, base: str | None) -> str:
+        """Write the lecture over version `base`, keeping the versions it replaces as backups (source_files.py)."""
         with lecture.lock:  # the watcher must not take this write for an outside change
-            save_source(lecture.path, source)
+            version = save_source(lecture.path, source, self.server.backups_dir, base)
             lecture.seen = lecture.stamp()
+        return version
 
-    def _read_source(self) -> str:
+    def _read_source(self) -> tuple[str, str | None]:
+        """The body's source and the version it was based on (None: save over whatever is on disk)."""
         given = (self.headers.get("Content-Length") or "").strip()
         if not given:
             raise Refused(HTTPStatus.LENGTH_REQUIRED, "Content-Length required")
@@ -409,8 +422,10 @@ class RequestHandler(BaseHTTPRequestHandler):
         except RecursionError:
             raise Refused(HTTPStatus.BAD_REQUEST, "the JSON body is nested too deeply") from None
         if not isinstance(body, dict) or not isinstance(body.get("source"), str):
-            raise Refused(HTTPStatus.BAD_REQUEST, 'expected a JSON body {"source": "..."}')
-        return body["source"]
+            raise Refused(HTTPStatus.BAD_REQUEST, 'expected a JSON body {"source": "...", "base": "VERSION"}')
+        if not isinstance(body.get("base"), (str, type(None))):
+            raise Refused(HTTPStatus.BAD_REQUEST, '"base" must be the version the source was loaded at')
+        return body["source"], body.get("base")
 
     # --- Server-Sent Events ---------------------------------------------------------------
 

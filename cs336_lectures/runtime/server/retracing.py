@@ -41,6 +41,9 @@ class Lecture:
     def __init__(self, path: Path):
         self.path = path.resolve()
         self.given = str(path)
+        # How messages and the editor name it: from the folder the server runs in, if inside it.
+        inside = self.path.is_relative_to(Path.cwd().resolve())
+        self.shown = str(self.path.relative_to(Path.cwd().resolve()) if inside else self.path)
         self.name = path.stem
         self.lock = threading.Lock()
         self.running = False
@@ -163,6 +166,8 @@ class Retracer:
                 if outcome is None:  # cancelled by a newer edit, which runs next
                     continue
                 resumed = outcome.pop("resumed", None)
+                if "message" in outcome:  # named as everywhere else (a kernel's run knows the absolute path)
+                    outcome = {**outcome, "message": outcome["message"].replace(str(lecture.path), lecture.shown)}
                 self.hub.publish({"trace": lecture.name, "generation": generation, **outcome})
                 self.log(f"{lecture.name}: {outcome['message']}" if outcome["state"] == "ok"
                          else f"{lecture.name}: failed: {outcome['message']}")
@@ -383,6 +388,8 @@ class LectureWatcher:
                     changed = stamp is not None and stamp != lecture.seen
                     if changed:
                         lecture.seen = stamp
+                if changed and Path(os.path.realpath(lecture.path)) in touched:
+                    self.retracer.hub.say_source_changed(lecture.name, lecture.path)
                 if changed:
                     # A catalog feeds every text() of the run: only a whole run shows its edit everywhere.
                     catalogs = touched - {Path(os.path.realpath(lecture.path))}

@@ -44,7 +44,7 @@ def add(a, b):
     c = a + b  # @inspect c
     return c
 '''
-FRAME_STEP = re.compile(r"step (\d+) \(")
+FRAME_STEP = re.compile(r"step (\d+) of \d+ \(")  # counted from 1, as in the web viewer
 ESCAPE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 COLOR = re.compile(r"\x1b\[[0-9;]*(3[0-9]|9[0-7])(;[0-9]+)*m")
 CLEAR_SCREEN = "\x1b[H\x1b[2J"
@@ -73,7 +73,7 @@ def step_at(model: TraceModel, needle: str) -> int:
 @pytest.mark.parametrize("where", ["print(", "c = a + b", "text(\"## The end"])
 def test_one_step_matches_its_snapshot(traced, where, width):
     model = TraceModel(read_trace(traced))
-    result = cli("show", str(traced.name), "--step", str(step_at(model, where)), "--width", str(width),
+    result = cli("show", str(traced.name), "--step", str(step_at(model, where) + 1), "--width", str(width),
                  cwd=traced.parent, env={"NO_COLOR": "1"})
     assert result.returncode == 0, result.stderr
     assert "\x1b" not in result.stdout
@@ -88,7 +88,7 @@ def test_one_step_matches_its_snapshot(traced, where, width):
 
 def test_a_step_shows_math_as_text_values_and_output(traced):
     model = TraceModel(read_trace(traced))
-    result = cli("show", str(traced), "--step", str(step_at(model, "print(")), "--width", "100",
+    result = cli("show", str(traced), "--step", str(step_at(model, "print(") + 1), "--width", "100",
                  cwd=traced.parent, env={"NO_COLOR": "1"})
     out = result.stdout
     assert "6 × N FLOPs" in out and "(1)/(n) Σ_i ℓ_i" in out and "$" not in out
@@ -126,7 +126,7 @@ def test_without_a_terminal_it_prints_the_first_step_and_exits(traced):
     result = cli("show", str(traced), cwd=traced.parent, stdin=subprocess.DEVNULL)
     model = TraceModel(read_trace(traced))
     assert result.returncode == 0
-    assert f"step {model.stops[0]} (1 of {len(model.stops)} stops)" in result.stdout
+    assert f"step {model.stops[0] + 1} of {len(model.steps)} (1 of {len(model.stops)} stops)" in result.stdout
 
 
 class Terminal:
@@ -170,36 +170,36 @@ class Terminal:
 
 
 def current_step(frame: str) -> int:
-    return int(FRAME_STEP.search(frame).group(1))
+    return int(FRAME_STEP.search(frame).group(1)) - 1
 
 
 def test_keys_move_as_in_the_web_viewer(traced):
     model = TraceModel(read_trace(traced))
     terminal = Terminal(traced, env={})
     try:
-        frame = terminal.wait_for(r"step \d+ \(.*q quit")
+        frame = terminal.wait_for(r"step \d+ of \d+ \(.*q quit")
         s = current_step(frame)
         assert s == model.stops[0] and COLOR.search(frame)
         for key, move in [("l", model.next), ("l", model.next), ("j", lambda t: model.step_over(t, 1)),
                           ("j", lambda t: model.step_over(t, 1)), ("h", model.previous)]:
             expected = move(s)
             terminal.press(key)
-            s = current_step(terminal.wait_for(rf"step {expected} \("))
+            s = current_step(terminal.wait_for(rf"step {expected + 1} of "))
         into_add = model.next(step_at(model, "total = add"))
-        terminal.press(f"g{into_add}\r")
-        s = current_step(terminal.wait_for(rf"step {into_add} \(.*main › add"))
+        terminal.press(f"g{into_add + 1}\r")  # as the page and its URL number it
+        s = current_step(terminal.wait_for(rf"step {into_add + 1} of .*main › add"))
         terminal.press("u")
-        s = current_step(terminal.wait_for(rf"step {model.step_out(s)} \("))
+        s = current_step(terminal.wait_for(rf"step {model.step_out(s) + 1} of "))
         terminal.press("k")
-        s = current_step(terminal.wait_for(rf"step {model.step_over(s, -1)} \("))
+        s = current_step(terminal.wait_for(rf"step {model.step_over(s, -1) + 1} of "))
         terminal.press("u")
         terminal.wait_for("Already in the outermost call.")
         terminal.press("/the end\r")
-        terminal.wait_for(rf"step {step_at(model, 'The end')} \(")
+        terminal.wait_for(rf"step {step_at(model, 'The end') + 1} of ")
         terminal.press("/no such text\r")
         terminal.wait_for("not found: no such text")
         terminal.press("\x1b[D")  # the left arrow steps back, as in the web viewer
-        terminal.wait_for(rf"step {model.previous(step_at(model, 'The end'))} \(")
+        terminal.wait_for(rf"step {model.previous(step_at(model, 'The end')) + 1} of ")
         terminal.press("q")
         assert terminal.close() == 0
     finally:
@@ -260,7 +260,7 @@ def test_the_frame_follows_the_terminal_size(traced):
         terminal.process.send_signal(signal.SIGWINCH)  # the viewer has no controlling terminal to get it from
         # a frame can arrive in more than one read: wait for its last line (the keys, cut to 60
         # columns with an ellipsis), not only its 60-wide top
-        frame = ESCAPE.sub("", terminal.wait_for(r"^─{5,}.{0,50}─\r?\n.*l/h step[^\n]*…")).replace("\r", "")
+        frame = ESCAPE.sub("", terminal.wait_for(r"^─{5,}.{0,54}─\r?\n.*l/h step[^\n]*…")).replace("\r", "")
         assert max(len(line) for line in frame.split("\n")) == 60 and frame.count("\n") == 19
         terminal.process.send_signal(signal.SIGINT)  # Ctrl-C (the pty is not its controlling terminal)
         assert terminal.close() == 130
@@ -304,7 +304,7 @@ def test_text_from_a_trace_is_shown_not_obeyed_when_printed(tmp_path):
     model = TraceModel(read_trace(trace))
     shown = ""
     for s in model.stops:
-        result = cli("show", str(trace), "--step", str(s), "--width", "200", cwd=tmp_path)
+        result = cli("show", str(trace), "--step", str(s + 1), "--width", "200", cwd=tmp_path)  # counted from 1
         assert result.returncode == 0, result.stderr
         shown += result.stdout
     assert not OBEYED.search(shown)
@@ -335,7 +335,7 @@ def test_text_from_a_trace_is_shown_not_obeyed_interactively(tmp_path):
         terminal.wait_for(r"q quit")
         for s in model.stops[1:]:
             terminal.press("l")
-            terminal.wait_for(rf"step {s} \(.*q quit")
+            terminal.wait_for(rf"step {s + 1} of .*q quit")
         terminal.press("q")
         assert terminal.close() == 0
     finally:

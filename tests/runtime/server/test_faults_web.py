@@ -725,11 +725,13 @@ def test_saves_keep_the_lecture_mode_and_the_last_few_versions(serve, workspace)
         assert save(server, version)[0] == 202
     assert lecture.read_text() == versions[-1]
     assert stat.S_IMODE(lecture.stat().st_mode) == 0o600
-    backups = [lecture.with_name("lecture_t.py.bak")] + [lecture.with_name(f"lecture_t.py.bak.{n}") for n in range(1, BACKUPS_KEPT)]
+    kept = workspace / "backups"  # beside the traces, not beside the lecture
+    backups = [kept / "lecture_t.py.bak"] + [kept / f"lecture_t.py.bak.{n}" for n in range(1, BACKUPS_KEPT)]
     assert [backup.read_text() for backup in backups] == versions[-2::-1][:BACKUPS_KEPT]
     assert {stat.S_IMODE(backup.stat().st_mode) for backup in backups} == {0o600}
-    assert not lecture.with_name(f"lecture_t.py.bak.{BACKUPS_KEPT}").exists()
-    assert sorted(path.name for path in lecture.parent.iterdir() if path.name.startswith(".")) == []
+    assert not (kept / f"lecture_t.py.bak.{BACKUPS_KEPT}").exists()
+    assert sorted(path.name for path in kept.iterdir() if path.name.startswith(".")) == []
+    assert sorted(path.name for path in lecture.parent.iterdir()) == ["lecture_t.py"]  # nothing for git to see
 
 
 def test_a_save_that_cannot_be_written_changes_nothing(serve, workspace):
@@ -737,13 +739,13 @@ def test_a_save_that_cannot_be_written_changes_nothing(serve, workspace):
     lecture = workspace / "lectures" / "lecture_t.py"
     server = serve("lectures/lecture_t.py")
     assert save(server, "x = 1\n")[0] == 202
-    backup = lecture.with_name("lecture_t.py.bak")
+    backup = workspace / "backups" / "lecture_t.py.bak"
     status, answer = save(server, "x = '\ud800'\n")  # a lone surrogate: no encoding can write it
     assert status == 400
     assert "cannot be written in utf-8" in answer["error"]
     assert lecture.read_text() == "x = 1\n"
     assert backup.read_text() == GOOD_LECTURE
-    assert not lecture.with_name("lecture_t.py.bak.1").exists()
+    assert not backup.with_name("lecture_t.py.bak.1").exists()
 
 
 LATIN_1_LECTURE = "# -*- coding: latin-1 -*-\ngreeting = 'café'\n"
@@ -759,7 +761,7 @@ def test_a_lecture_in_latin_1_is_read_and_saved_in_latin_1(serve, workspace):
     edited = LATIN_1_LECTURE.replace("café", "naïve café")
     assert save(server, edited)[0] == 202
     assert lecture.read_bytes() == edited.encode("latin-1")
-    assert lecture.with_name("lecture_t.py.bak").read_bytes() == LATIN_1_LECTURE.encode("latin-1")
+    assert (workspace / "backups" / "lecture_t.py.bak").read_bytes() == LATIN_1_LECTURE.encode("latin-1")
     status, answer = save(server, LATIN_1_LECTURE.replace("café", "€"))  # latin-1 has no euro sign
     assert status == 400 and "cannot be written in iso-8859-1" in answer["error"]
     assert lecture.read_bytes() == edited.encode("latin-1")
@@ -784,10 +786,12 @@ def test_a_save_killed_half_way_leaves_nothing_the_next_save_keeps(tmp_path):
     lecture = tmp_path / "lecture.py"
     lecture.write_text("x = 1\n")
     lecture.chmod(0o600)
-    stale = tmp_path / ".lecture.py.bak.pending"
+    backups = tmp_path / "backups"
+    backups.mkdir()
+    stale = backups / ".lecture.py.bak.pending"
     stale.write_text("half a file")
     stale.chmod(0o644)
-    save_source(lecture, "x = 2\n")
+    save_source(lecture, "x = 2\n", backups)
     assert not stale.exists()
-    backup = tmp_path / "lecture.py.bak"
+    backup = backups / "lecture.py.bak"
     assert backup.read_text() == "x = 1\n" and stat.S_IMODE(backup.stat().st_mode) == 0o600

@@ -13,6 +13,7 @@ import pytest
 
 from cs336_lectures.runtime.cli.serve import add_arguments
 from cs336_lectures.runtime.server.http_server import LectureServer
+from cs336_lectures.runtime.server.source_files import version_of
 from test_site import fake_viewer, sample_trace
 
 GOOD_LECTURE = 'greeting = "hello"\nlength = len(greeting)\n'
@@ -149,7 +150,7 @@ def test_posts_need_the_token(serve, workspace):
         assert request(server, "POST", "/api/source?trace=lecture_t", {"source": "boom = 1\n"}, token=token)[0] == 403
         assert request(server, "POST", "/api/retrace?trace=lecture_t", token=token)[0] == 403
     assert source.read_text() == GOOD_LECTURE
-    assert not source.with_name("lecture_t.py.bak").exists()
+    assert not (workspace / "backups").exists()
     assert request(server, "POST", "/api/retrace?trace=lecture_t", token=server.token)[0] == 202
 
 
@@ -225,7 +226,7 @@ def test_serves_viewer_traces_and_api(serve, workspace):
     assert json.loads(request(server, "GET", "/api/info")[1]) == {
         "server": True, "lectures": {"lecture_t": "lectures/lecture_t.py"}}
     assert json.loads(request(server, "GET", "/api/source?trace=lecture_t")[1]) == {
-        "path": "lectures/lecture_t.py", "source": GOOD_LECTURE}
+        "path": "lectures/lecture_t.py", "source": GOOD_LECTURE, "version": version_of(GOOD_LECTURE.encode())}
     assert request(server, "GET", "/api/nothing")[0] == 404
     assert request(server, "HEAD", "/index.html")[0] == 200
 
@@ -274,7 +275,7 @@ def test_edit_keeps_a_backup_and_retraces(serve, workspace):
     assert status == 202 and json.loads(body)["queued"] is True
     lecture = workspace / "lectures" / "lecture_t.py"
     assert lecture.read_text() == edited
-    assert lecture.with_name("lecture_t.py.bak").read_text() == GOOD_LECTURE
+    assert (workspace / "backups" / "lecture_t.py.bak").read_text() == GOOD_LECTURE
     running = wait_for(listener, "lecture_t", ("running",))
     done = wait_for(listener, "lecture_t")
     assert done["state"] == "ok" and done["generation"] == running["generation"] == 1, done
@@ -292,6 +293,58 @@ def test_saving_the_file_retraces_and_publishes(serve, workspace):
     (workspace / "lectures" / "lecture_t.py").write_text(changed)
     assert wait_for(listener, "lecture_t")["state"] == "ok"
     assert traced_source(workspace) == changed
+
+
+def test_a_save_over_a_newer_file_is_refused_with_both_versions(serve, workspace):
+    put_trace(workspace)
+    server = serve("lectures/lecture_t.py")
+    lecture = workspace / "lectures" / "lecture_t.py"
+    loaded = json.loads(request(server, "GET", "/api/source?trace=lecture_t")[1])
+    assert loaded["source"] == GOOD_LECTURE and loaded["path"] == "lectures/lecture_t.py"
+    listener = Events(server)
+    watching(server)
+    theirs = GOOD_LECTURE + "# saved by another editor\n"
+    lecture.write_text(theirs)
+    # Open editors hear at once that the file on disk is another version (not kept for replay).
+    changed = wait_for(listener, "lecture_t", ("source",))
+    assert changed["version"] not in (None, loaded["version"])
+    assert all(event["state"] != "source" for event in server.hub.subscribe()[1])
+
+    mine = GOOD_LECTURE + "mine = 1\n"
+    status, body, _ = request(server, "POST", "/api/source?trace=lecture_t", {"source": mine, "base": loaded["version"]},
+                              token=server.token)
+    answer = json.loads(body)
+    assert status == 409 and answer["conflict"] is True
+    assert answer["base"] == loaded["version"] and answer["version"] == changed["version"] and answer["source"] == theirs
+    assert "lectures/lecture_t.py changed on disk" in answer["error"]
+    assert lecture.read_text() == theirs and not (workspace / "backups").exists()
+
+    # Keeping mine: a save over the version now on disk, which goes to the backups.
+    status, body, _ = request(server, "POST", "/api/source?trace=lecture_t", {"source": mine, "base": answer["version"]},
+                              token=server.token)
+    assert status == 202 and lecture.read_text() == mine
+    assert (workspace / "backups" / "lecture_t.py.bak").read_text() == theirs
+    assert json.loads(body)["version"] == json.loads(request(server, "GET", "/api/source?trace=lecture_t")[1])["version"]
+    for base in (3, ["v"], {"v": 1}):
+        status, body, _ = request(server, "POST", "/api/source?trace=lecture_t", {"source": mine, "base": base},
+                                  token=server.token)
+        assert status == 400 and "base" in json.loads(body)["error"]
+
+
+def test_errors_name_the_lecture_by_its_path_from_the_working_folder(serve, workspace):
+    """Whichever way the run went (a new process, or the warm kernel, which knows the file by its
+    absolute path), a failure names the lecture as the editor and the list of lectures do."""
+    put_trace(workspace)
+    server = serve("lectures/lecture_t.py")
+    lecture = workspace / "lectures" / "lecture_t.py"
+    listener = Events(server)
+    watching(server)
+    for broken, where in (("greeting = (\n", "lectures/lecture_t.py:1: syntax error"),
+                          ("def fail():\n    return 1 / 0\n\nfail()\n", 'File "lectures/lecture_t.py", line 2')):
+        lecture.write_text(broken)
+        failure = wait_for(listener, "lecture_t", ("error",))
+        assert where in failure["message"] and str(workspace) not in failure["message"], failure["message"]
+        wait_idle(server, "lecture_t")
 
 
 def test_failed_retrace_keeps_the_last_good_trace_and_reports_why(serve, workspace):
