@@ -60,6 +60,16 @@ def process_stats() -> Iterator[tuple[int, list[str]]]:
                 continue
 
 
+def killed_by(returncode: int) -> str | None:
+    """The name of the signal that ended a process, from its return code ("SIGKILL"), else None."""
+    if returncode >= 0:
+        return None
+    try:
+        return signal.Signals(-returncode).name
+    except ValueError:
+        return f"signal {-returncode}"
+
+
 def kill_group(group: int) -> None:
     """SIGKILL to every process of the group; nothing if it is gone already."""
     try:

@@ -5,7 +5,6 @@ read with a bound."""
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 import threading
@@ -13,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from cs336_lectures.runtime.kernel.client import OutputTail
-from cs336_lectures.runtime.processes import kill_process_group
+from cs336_lectures.runtime.processes import kill_process_group, killed_by
 
 if TYPE_CHECKING:
     from cs336_lectures.runtime.server.retracing import Lecture
@@ -95,11 +94,7 @@ class TracerProcesses:
 
 def no_trace_reason(returncode: int) -> str:
     """Why a tracer that wrote no trace ended: "the tracer exited with status 2", or the signal that killed it."""
-    if returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        return (f"the run was killed by {name} and wrote no trace (did the lecture signal its own process "
-                f"or session?)")
+    name = killed_by(returncode)
+    if name is not None:
+        return f"the run was killed by {name} and wrote no trace (did the lecture signal its own process or session?)"
     return f"the tracer exited with status {returncode} and wrote no trace"

@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 
 from cs336_lectures.atomic import write_bytes_atomically
+from cs336_lectures.runtime.processes import killed_by
 from cs336_lectures.runtime.publish.site import FAILED_SUFFIX
 
 # Under the traces folder: a resumed run's trace up to the section after the edit, while the
@@ -102,9 +103,14 @@ def lecture_source(trace: dict) -> str | None:
 
 
 def failure_message(trace: dict, stderr: str, returncode: int) -> str:
-    """Why a traced run is not good: the header's message and the traceback of the error step."""
+    """Why a traced run is not good: the header's message and the traceback of the error step, or
+    the signal that ended the tracer (a lecture may signal its own process or session, after its
+    trace was written or while the tracer wrote the last snapshot)."""
     header = trace["header"]
-    lines = [header.get("message") or f"the lecture stopped with status {header.get('status')}"]
+    signal_name = killed_by(returncode)
+    lines = [f"the run was killed by {signal_name} (did the lecture signal its own process or session?)"
+             if signal_name is not None else
+             header.get("message") or f"the lecture stopped with status {header.get('status')}"]
     try:
         steps = trace.get("steps") or []
         extras = steps[-1][2] if steps and len(steps[-1]) > 2 else {}
