@@ -70,7 +70,7 @@ export function renderIndex(container, entries, hrefOf) {
     // Being traced now (the server traces stale lectures once it is up); with no trace yet there is nothing to open.
     const running = entry.running === true;
     const opens = status !== 'running';
-    return el('li', { class: `trace-card status-${status}${failing ? ' failing' : ''}${running ? ' running' : ''}` },
+    return el('li', { class: `trace-card status-${status}${failing ? ' failing' : ''}${running ? ' running' : ''}`, 'data-name': entry.name },
       el(opens ? 'a' : 'div', opens ? { class: 'trace-link', href: hrefOf(entry.name), 'data-trace': entry.name } : { class: 'trace-link' },
         el('span', { class: 'trace-title', text: title }),
         summary ? el('span', { class: 'trace-summary', text: summary }) : null,

@@ -448,7 +448,7 @@ class Live {
     }
     if (this.awaiting === event.trace) this.awaiting = null;
     if (mine || current === null || event.state === 'ok') this.failure.update(event);
-    if (news && current === null) {
+    if (current === null && (news || listedAsRunning(event.trace))) {
       window.location.reload(); // the list of traces (its statuses, its failing marks) changed
       return;
     }
@@ -461,6 +461,13 @@ class Live {
     const said = runNote(event);
     if (event.state === 'ok' && news && said) reloaded.then(() => showBriefly(said));
   }
+}
+
+/** Whether the list of lectures on screen still shows `name` as being traced: a run's end that
+    reaches the page as a replayed event (the shared stream saw it while the page loaded) may
+    have come after the list was fetched. */
+function listedAsRunning(name) {
+  return [...document.querySelectorAll('.trace-card.running')].some((card) => card.dataset.name === name);
 }
 
 /** What the server's run did ("re-ran `bpe` (0.21 s); 27 sections reused"), shown for a few
