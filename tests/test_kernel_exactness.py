@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from cs336_lectures.runtime.kernel_client import KernelProcess, forking_supported
+from cs336_lectures.runtime.notes import note
 from cs336_lectures.runtime.trace_compare import comparable, first_difference
 from kernel_support import LIMITS, fresh_trace
 
@@ -454,3 +458,210 @@ def test_a_resumed_run_adopts_the_processes_it_starts(served):
 
 def _last_case(folder: Path) -> int:
     return max(int(path.name.split("-")[1]) for path in folder.glob("fresh-*"))
+
+
+# --- generated lectures mixing the patterns, and chains of random edits -----------------------------
+
+PATTERNS = [
+    "v{j} = random.random()  # @inspect v{j}",
+    "w{j} = helper_{h}({c})  # @inspect w{j}",
+    "box{j} = Box({c})  # @inspect box{j}",
+    "link(helper_{h})",
+    "doc{j} = helper_{h}.__doc__  # @inspect doc{j}",
+    "name{j} = helper_{h}.__name__  # @inspect name{j}",
+    "s{j} = next(STREAM)  # @inspect s{j}",
+    "names{j} = sorted(n for n in globals() if n.startswith('helper'))  # @inspect names{j}",
+    "with open('log.txt', 'a') as file{j}:\n        file{j}.write('{c} ')",
+    "lines{j} = open('log.txt').read().split() if os.path.exists('log.txt') else []  # @inspect lines{j}",
+    "text('note {c}')",
+    "print('section', {c}, len([{c}]))",
+]
+
+
+@dataclass(frozen=True)
+class Lecture:
+    """A lecture of sections built from PATTERNS, two helpers, a class whose repr calls a helper, a
+    generator made at import; what an edit may add at the top level; its Russian catalog."""
+
+    sections: tuple[tuple[tuple[int, int, int], ...], ...]
+    factors: tuple[int, int]
+    docs: tuple[str, str] = ("Helper zero.", "Helper one.")
+    renamed: bool = False
+    step: int = 1
+    extras: frozenset[str] = frozenset()
+    catalog: int = 0  # its version; 0: none
+
+    def source(self) -> str:
+        parts = ['import os\nimport random\n\nfrom cs336_lectures import link, text\n']
+        if "constant" in self.extras:
+            parts.append("\nLIMIT = 3\n")
+        parts.append("\n\ndef main():\n" + "".join(f"    section_{i}()\n" for i in range(len(self.sections))))
+        parts.append(f"\n\ndef counter():\n    n = 0\n    while True:\n        n += {self.step}\n        yield n\n"
+                     "\n\nSTREAM = counter()\n"
+                     "\n\nclass Box:\n    def __init__(self, size):\n        self.size = size\n\n"
+                     "    def __repr__(self):\n        return f'Box<{helper_0(self.size)}>'\n")
+        for index, body in enumerate(self.sections):
+            parts.append(f"\n\ndef section_{index}():\n")
+            for j, (pattern, constant, helper) in enumerate(body):
+                parts.append("    " + PATTERNS[pattern].format(j=j, c=constant, h=helper) + "\n")
+        for index, factor in enumerate(self.factors):
+            name = f"helper_{index}" + ("_renamed" if self.renamed and index == 1 else "")
+            parts.append(f'\n\ndef {name}(n):\n    """{self.docs[index]}"""\n    return n * {factor} + random.randint(0, 9)\n')
+        if "shadow" in self.extras:
+            parts.append("\n\ndef len(items):\n    return 7\n")
+        if "extra" in self.extras:
+            parts.append("\n\ndef extra():\n    return 1\n")
+        return "".join(parts)
+
+    def catalog_text(self) -> str:
+        return ("language: ru\nsource: lec.py\nentries:\n"
+                f"- en: note {self.catalog}\n  translation: заметка {self.catalog}\n  where: section_0\n")
+
+
+pattern = st.tuples(st.integers(0, len(PATTERNS) - 1), st.integers(0, 9), st.integers(0, 1))
+lectures = st.builds(Lecture, sections=st.lists(st.lists(pattern, min_size=1, max_size=3).map(tuple), min_size=2,
+                                                max_size=4).map(tuple),
+                     factors=st.tuples(st.integers(1, 9), st.integers(1, 9)))
+
+
+@st.composite
+def edited_lecture(draw, lecture: Lecture) -> Lecture:
+    kind = draw(st.sampled_from(["constant", "constant", "insert", "delete", "helper", "docstring", "rename",
+                                 "generator", "constant_statement", "shadow", "extra", "catalog"]))
+    sections = [list(body) for body in lecture.sections]
+    target = draw(st.integers(0, len(sections) - 1))
+    if kind == "constant":
+        position = draw(st.integers(0, len(sections[target]) - 1))
+        chosen, _, helper = sections[target][position]
+        sections[target][position] = (chosen, draw(st.integers(0, 9)), helper)
+    elif kind == "insert":
+        sections[target].insert(draw(st.integers(0, len(sections[target]))), draw(pattern))
+    elif kind == "delete" and len(sections[target]) > 1:
+        sections[target].pop(draw(st.integers(0, len(sections[target]) - 1)))
+    elif kind == "helper":
+        return replace(lecture, factors=(lecture.factors[0], draw(st.integers(1, 9))))
+    elif kind == "docstring":
+        return replace(lecture, docs=(lecture.docs[0], f"Helper one, edited {draw(st.integers(0, 99))}."))
+    elif kind == "rename":
+        return replace(lecture, renamed=not lecture.renamed)
+    elif kind == "generator":
+        return replace(lecture, step=lecture.step + 1)
+    elif kind in ("constant_statement", "shadow", "extra"):
+        name = kind.split("_")[0]
+        return replace(lecture, extras=lecture.extras ^ {name})
+    elif kind == "catalog":
+        return replace(lecture, catalog=lecture.catalog + 1)
+    return replace(lecture, sections=tuple(tuple(body) for body in sections))
+
+
+@settings(max_examples=5, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(data=st.data())
+def test_generated_lectures_and_edits_are_served_as_fresh_runs(data, tmp_path_factory):
+    """Whatever the kernel did with a chain of edits (resumed, resumed early, ran whole), its trace
+    is the one a fresh run of the saved file writes."""
+    folder = tmp_path_factory.mktemp("generated")
+    previous = os.getcwd()
+    os.chdir(folder)
+    process = KernelProcess(Path("lec.py"), ["cs336-lectures", "trace", "lec.py"])
+    try:
+        lecture = data.draw(lectures)
+        full = None
+        for round in range(4):
+            Path("lec.py").write_text(lecture.source())
+            if lecture.catalog:
+                catalog = folder / "locales" / "ru" / "lec.yaml"
+                catalog.parent.mkdir(parents=True, exist_ok=True)
+                catalog.write_text(lecture.catalog_text(), encoding="utf-8")
+            files = {path: path.read_bytes() for path in folder.glob("*.txt")}
+            reply = process.run(**LIMITS, full=full)
+            assert reply is not None
+            event(f"{reply['mode']}, {reply['state']}")
+            for path, content in files.items():
+                path.write_bytes(content)
+            produced = json.loads((process.out / "lec.json").read_text())
+            difference = first_difference(comparable(produced), comparable(fresh_trace(folder / f"fresh-{round}")))
+            assert difference is None, (difference, reply, lecture.source())
+            following = data.draw(edited_lecture(lecture))
+            # As the server does: a catalog's save runs the whole lecture (its texts are everywhere).
+            full = note("the {language} translation changed", language="ru") if following.catalog != lecture.catalog else None
+            lecture = following
+    finally:
+        process.close()
+        os.chdir(previous)
+
+
+# --- the shipped lectures, edited at random ----------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@st.composite
+def shipped_edit(draw, source: str) -> str:
+    """An edit a lecture author makes: a text() changed, a line added to or removed from a section,
+    a section's docstring-like first text reworded."""
+    lines = source.splitlines(keepends=True)
+    texts = [index for index, line in enumerate(lines) if line.startswith('    text("')]
+    at = draw(st.sampled_from(texts))
+    kind = draw(st.sampled_from(["reword", "add", "remove"]))
+    if kind == "reword":
+        lines[at] = lines[at].replace('text("', f'text("Edited {draw(st.integers(0, 99))}: ', 1)
+    elif kind == "add":
+        lines.insert(at, f'    text("An added line {draw(st.integers(0, 99))}.")\n')
+    elif lines[at].rstrip().endswith(")"):  # a one-line text(): removing it leaves valid code
+        del lines[at]
+    return "".join(lines)
+
+
+@pytest.mark.parametrize("name", ["lecture_01", "lecture_02"])
+@settings(max_examples=1, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(data=st.data())
+def test_random_edits_of_a_shipped_lecture_are_served_as_fresh_runs(name, data, tmp_path_factory, gpt2_cache):
+    folder = tmp_path_factory.mktemp(name)
+    previous = os.getcwd()
+    os.chdir(folder)
+    source = (ROOT / "lectures" / f"{name}.py").read_text()
+    Path(f"{name}.py").write_text(source)
+    process = KernelProcess(Path(f"{name}.py"), ["cs336-lectures", "trace", f"{name}.py"])
+    try:
+        assert process.run(**LIMITS)["state"] == "ok"
+        for round in range(2):
+            source = data.draw(shipped_edit(source))
+            Path(f"{name}.py").write_text(source)
+            reply = process.run(**LIMITS)
+            event(f"{reply['mode']}: {reply.get('reason')}")
+            produced = json.loads((process.out / f"{name}.json").read_text())
+            fresh = fresh_trace(folder / f"fresh-{round}", f"{name}.py")
+            difference = first_difference(comparable(produced), comparable(fresh))
+            assert difference is None, (difference, reply)
+    finally:
+        process.close()
+        os.chdir(previous)
+
+
+# --- 8. what differs between a kernel's run and a new process -----------------------------------------
+
+LOOKING = '''
+import os
+import sys
+import threading
+
+
+def main():
+    first()
+    second()
+
+
+def first():
+    plotting = "matplotlib" in sys.modules  # @inspect plotting
+    threads = threading.active_count()  # @inspect threads
+    leader = os.getpgid(0) == os.getpid()  # @inspect leader
+
+
+def second():
+    x = 1  # @inspect x
+'''
+
+
+def test_a_lecture_that_looks_at_its_own_process_is_traced_in_a_new_one(served):
+    reply = served(LOOKING, LOOKING.replace("x = 1", "x = 2"))
+    assert reply["mode"] == "full" and "looks at its own process (`sys.modules`)" in reply["reason"], reply

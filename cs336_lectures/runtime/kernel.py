@@ -40,6 +40,7 @@ import selectors
 import signal
 import socket
 import stat
+import subprocess
 import sys
 import tempfile
 import threading
@@ -579,6 +580,7 @@ class Run:
     deadline: float | None
     pid: int = 0  # known once the run says hello
     dead_since: float | None = None
+    process: subprocess.Popen | None = None  # a run in a new process (the lecture looks at its own)
 
 
 @dataclass
@@ -696,6 +698,11 @@ class Kernel:
         except (OSError, UnicodeDecodeError) as error:
             self.reply({"id": order["id"], "state": "error", "message": f"cannot read {self.lecture}: {error}"})
             return
+        looking = _looks_at_its_process(self.outline(source))
+        if looking is not None:
+            self.start_new_process(order, note("the lecture looks at its own process (`{name}`), which only a new "
+                                               "process shows as `cs336-lectures trace` would", name=looking))
+            return
         checkpoint, changed, reason = self.plan(source, maybe_note(order.get("full")))
         order = {**order, "starts": self.starts(source)}
         self.accepting = order["id"]
@@ -714,6 +721,36 @@ class Kernel:
             self.control.close()
             _run_full(self.lecture, self.out, self.socket_path, order, source, self.command)
         self.run = Run(order["id"], "full", reason, None, now, deadline, pid)
+
+    def start_new_process(self, order: dict, reason: Note) -> None:
+        """Trace the lecture with `cs336-lectures trace` in a new process (its own process group)."""
+        self.retire(self.finished.checkpoints if self.finished else [])
+        self.finished, self.no_state_reason = None, reason  # what it did to files is not known here
+        timeout = order.get("timeout")
+        command = [sys.executable, "-m", "cs336_lectures", "trace", str(self.lecture), "-o", str(self.out), "--quiet"]
+        if order.get("max_steps"):
+            command += ["--max-steps", str(order["max_steps"])]
+        if timeout:
+            command += ["--timeout", f"{timeout:g}"]
+        (self.out / f"{self.lecture.stem}.json").unlink(missing_ok=True)
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, process_group=0)
+        now = time.monotonic()
+        self.run = Run(order["id"], "full", reason, None, now, now + timeout + RUN_GRACE_SECONDS if timeout else None,
+                       process.pid, process=process)
+
+    def on_new_process_end(self, run: Run) -> None:
+        self.run = None
+        try:
+            trace = json.loads((self.out / f"{self.lecture.stem}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.reply({"id": run.id, "state": "error", "mode": run.mode,
+                        "message": f"the tracer exited with status {run.process.returncode} and wrote no trace"})
+            return
+        header = trace["header"]
+        self.reply({"id": run.id, "state": "ok" if header.get("status") == "ok" else "error", "mode": run.mode,
+                    "elapsed_s": round(time.monotonic() - run.started, 3), "status": header.get("status"),
+                    "message": header.get("message"), "modules": [], "steps": len(trace["steps"]), "sections": None,
+                    "unsafe": None, "reason": str(run.reason), "reason_note": run.reason.to_json()})
 
     def outline(self, source: str) -> edits.Outline | None:
         """edits.outline, remembered for the sources checkpoints hold; None if it does not parse."""
@@ -869,7 +906,9 @@ class Kernel:
             self.sweep()
             return
         now = time.monotonic()
-        if run.deadline is not None and now > run.deadline:
+        if run.process is not None and run.process.poll() is not None:
+            self.on_new_process_end(run)
+        elif run.deadline is not None and now > run.deadline:
             self.cancel()
             self.reply({"id": run.id, "state": "error", "mode": run.mode,
                         "message": "the run did not end within its time limit and was stopped"})
@@ -929,6 +968,20 @@ class Kernel:
         self.sweep(everything=True)
         _reap()
         self.listener.close()
+
+
+# Names with which a lecture reads what differs between a kernel's run and a new process: modules
+# the kernel imported, the threads it runs, the process group and session it made.
+_PROCESS_LOOKS = (("sys", "modules"), ("threading", "active_count"), ("threading", "enumerate"),
+                  ("os", "getpgrp"), ("os", "getpgid"), ("os", "getsid"), ("os", "tcgetpgrp"))
+
+
+def _looks_at_its_process(outline: edits.Outline | None) -> str | None:
+    """How the lecture's code looks at its own process (`sys.modules`...), or None."""
+    if outline is None:
+        return None
+    names = outline.reach(outline.at_import() | {edits.ENTRY})
+    return next((f"{module}.{name}" for module, name in _PROCESS_LOOKS if module in names and name in names), None)
 
 
 def _describe_change(name: str, new: edits.Outline) -> dict:

@@ -52,6 +52,8 @@ const NOTES = {
     'the lecture read {path} and later wrote it': 'лекция прочитала {path}, а потом записала его',
     'the lecture ran a program ({name})': 'лекция запустила программу ({name})',
     'the lecture started a process': 'лекция запустила процесс',
+    'the lecture looks at its own process (`{name}`), which only a new process shows as `cs336-lectures trace` would':
+      'лекция смотрит на собственный процесс (`{name}`), а его таким, как при `cs336-lectures trace`, покажет только новый процесс',
     'the lecture did something the kernel cannot follow ({event})': 'лекция сделала то, что ядро не может отследить ({event})',
     'this platform cannot list child processes': 'на этой платформе нельзя узнать дочерние процессы',
     'the lecture left a child process running': 'лекция оставила работающий дочерний процесс',
@@ -103,6 +105,8 @@ const NOTES = {
     'the lecture read {path} and later wrote it': '讲座读取了 {path}，之后又写入了它',
     'the lecture ran a program ({name})': '讲座运行了一个程序（{name}）',
     'the lecture started a process': '讲座启动了一个进程',
+    'the lecture looks at its own process (`{name}`), which only a new process shows as `cs336-lectures trace` would':
+      '讲座查看了自身的进程（`{name}`），只有新进程才能像 `cs336-lectures trace` 那样呈现它',
     'the lecture did something the kernel cannot follow ({event})': '讲座做了内核无法跟踪的操作（{event}）',
     'this platform cannot list child processes': '此平台无法列出子进程',
     'the lecture left a child process running': '讲座留下了一个仍在运行的子进程',
