@@ -49,10 +49,7 @@ def served(tmp_path_factory):
         files = {path: path.read_bytes() for path in folder.glob("*.txt")}
         reply = process.run(**LIMITS)
         assert reply is not None
-        for path in folder.glob("*.txt"):
-            path.unlink()
-        for path, content in files.items():
-            path.write_bytes(content)
+        restore(folder, files)
         produced = json.loads((process.out / "lec.json").read_text())
         fresh = fresh_trace(folder / f"fresh-{case}")
         difference = first_difference(comparable(produced), comparable(fresh))
@@ -62,6 +59,14 @@ def served(tmp_path_factory):
     yield serve
     process.close()
     os.chdir(previous)
+
+
+def restore(folder: Path, files: dict[Path, bytes]) -> None:
+    """Put the lecture's files (*.txt) back as they were: `files`, and no others."""
+    for path in folder.glob("*.txt"):
+        path.unlink()
+    for path, content in files.items():
+        path.write_bytes(content)
 
 
 def resumed_at(reply: dict) -> str | None:
@@ -576,8 +581,7 @@ def test_generated_lectures_and_edits_are_served_as_fresh_runs(data, tmp_path_fa
             reply = process.run(**LIMITS, full=full)
             assert reply is not None
             event(f"{reply['mode']}, {reply['state']}")
-            for path, content in files.items():
-                path.write_bytes(content)
+            restore(folder, files)
             produced = json.loads((process.out / "lec.json").read_text())
             difference = first_difference(comparable(produced), comparable(fresh_trace(folder / f"fresh-{round}")))
             assert difference is None, (difference, reply, lecture.source())

@@ -1,15 +1,18 @@
 """What a run did outside its own process: files it wrote or removed, programs it ran, processes
 it forked. A checkpoint of the warm kernel (kernel.py) holds a process, not the disk.
 
-A run that resumes from a checkpoint meets the disk as the whole of the previous run left it, where
-a fresh run would meet it as the sections before the checkpoint left it (they run again). So a
-checkpoint is usable only when nothing before it could make the two differ (`Effects.hazards`):
+A resumed run meets the disk as the whole previous run left it. A fresh run meets it that way
+too, but runs the sections before the checkpoint on it first: if the previous run changed a file
+at any point, those sections may find it changed (a file's existence can be looked at without
+opening it, which no audit event reports), and then the checkpoint's memory is not what a fresh
+run would have. So (`Effects.hazards`):
 
-- a file written (or created, renamed, removed, truncated) before the checkpoint, unless it lay
-  in a folder or was a file the run itself created and then removed before the checkpoint (a
-  `with tempfile.TemporaryDirectory():` inside one section): from the write on, until that removal;
-- a file read before the checkpoint that the run wrote later (a fresh run reads what was written);
-- a program run or a process forked before the checkpoint (what it wrote cannot be followed).
+- a file written, created, renamed, truncated or removed by the run, at any step, closes every
+  checkpoint; unless it lay in a folder, or was a file, that the run itself created and removed
+  again (a `with tempfile.TemporaryDirectory():` inside a section): a fresh run finds the disk
+  as the previous run found it, and only checkpoints taken while the file existed are closed;
+- so does a program the run started (what it wrote cannot be followed). Processes the run forks
+  are followed: their writes reach the run's record through a pipe.
 
 Writes under the run's own output folder (the trace, its assets), the image cache and compiled
 bytecode do not count. The record comes from an audit hook (`sys.addaudithook`) in the run's
@@ -30,9 +33,8 @@ _CHANGES = frozenset({"os.truncate", "os.chmod", "os.chown", "os.utime", "os.chf
                       "os.removexattr"})
 _REMOVES = frozenset({"os.remove", "os.rmdir", "shutil.rmtree"})
 _PROGRAMS = frozenset({"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.startfile"})
-_FORKS = frozenset({"os.fork", "os.forkpty"})
 _WATCHED = frozenset({"open", "os.mkdir", "os.rename", "os.link", "os.symlink", "sqlite3.connect",
-                      *_CHANGES, *_REMOVES, *_PROGRAMS, *_FORKS})
+                      *_CHANGES, *_REMOVES, *_PROGRAMS})
 
 
 @dataclass
@@ -50,12 +52,20 @@ class Effects:
     writes: list[_Write] = field(default_factory=list)
     created: dict[str, int] = field(default_factory=dict)  # path the run created -> step
     removed: dict[str, int] = field(default_factory=dict)  # path the run created, then removed -> step
-    reads: dict[str, int] = field(default_factory=dict)  # path -> step of its first read
-    outside: list[tuple[int, Note]] = field(default_factory=list)  # programs and forks: (step, what)
-    forking: bool = False  # the kernel's own fork of a checkpoint is not the lecture's
+    outside: list[Note] = field(default_factory=list)  # programs it ran, what its forked processes wrote
+    owner: int = 0  # the run's process; a process it forks reports through the pipe
+    pipe: tuple[int, int] = (-1, -1)
 
     def install(self) -> None:
+        self.adopt()
         sys.addaudithook(self.hook)
+
+    def adopt(self) -> None:
+        """This process is the run (a resumed run forked from a checkpoint, too): a pipe of its own."""
+        self.owner = os.getpid()
+        self.pipe = os.pipe()
+        for end in self.pipe:
+            os.set_blocking(end, False)
 
     def hook(self, event: str, args: tuple) -> None:
         if event not in _WATCHED:
@@ -63,22 +73,29 @@ class Effects:
         try:
             self._record(event, args)
         except Exception:  # noqa: BLE001 - never the lecture's failure; an unreadable event is a hazard
-            self.outside.append((self.step(), note("the lecture did something the kernel cannot follow ({event})",
-                                                   event=event)))
+            self.outside.append(note("the lecture did something the kernel cannot follow ({event})", event=event))
+
+    def _tell_owner(self, what: str) -> bool:
+        """In a process the lecture forked (a Pool worker, a rank): pass `what` on to the run, and
+        say so (False in the run itself)."""
+        if os.getpid() == self.owner:
+            return False
+        try:
+            os.write(self.pipe[1], what.replace("\n", " ").encode(errors="replace") + b"\n")
+        except OSError:
+            pass
+        return True
 
     def _record(self, event: str, args: tuple) -> None:
         step = self.step()
         if event == "open":
             path, _, flags = args
-            if isinstance(path, int) or flags is None:
+            if isinstance(path, int) or flags is None or not (flags & os.O_ACCMODE != os.O_RDONLY
+                                                              or flags & _WRITE_FLAGS):
                 return
             path = self._path(path)
-            if path is None:
-                return
-            if flags & os.O_ACCMODE != os.O_RDONLY or flags & _WRITE_FLAGS:
+            if path is not None:
                 self._write(path, step, creates=bool(flags & os.O_CREAT))
-            else:
-                self.reads.setdefault(path, step)
         elif event == "os.mkdir":
             path = self._path(args[0], args[2] if len(args) > 2 else None)
             if path is not None and not os.path.lexists(path):  # one that exists is left as it is
@@ -99,10 +116,8 @@ class Effects:
             path = self._path(args[0])
             if path is not None:
                 self._write(path, step, creates=False)
-        elif event in _PROGRAMS:
-            self.outside.append((step, note("the lecture ran a program ({name})", name=_program(args))))
-        elif event in _FORKS and not self.forking:
-            self.outside.append((step, note("the lecture started a process")))
+        elif event in _PROGRAMS and not self._tell_owner(_program(args)):
+            self.outside.append(note("the lecture ran a program ({name})", name=_program(args)))
 
     def _path(self, path: Any, dir_fd: Any = None) -> str | None:
         """The absolute path an event names, or None when it is the runtime's own or not a file."""
@@ -118,6 +133,8 @@ class Effects:
         return path
 
     def _write(self, path: str, step: int, creates: bool) -> None:
+        if self._tell_owner(_shown(path)):
+            return
         if creates and path not in self.created and not os.path.lexists(path):
             self.created[path] = step
         self.writes.append(_Write(path, step))
@@ -125,18 +142,21 @@ class Effects:
     def hazards(self) -> list[dict]:
         """Spans of steps in which no checkpoint may be used: {"from", "until", "note"}. A checkpoint
         taken at step count s falls in one when from < s and (until is None or s <= until)."""
-        spans = [{"from": step, "until": None, "note": what.to_json()} for step, what in self.outside]
-        written: dict[str, int] = {}
+        self._read_pipe()
+        spans = [{"from": -1, "until": None, "note": what.to_json()} for what in self.outside]
         for write in self.writes:
-            written.setdefault(write.path, write.step)
             until = self._settled(write)
-            spans.append({"from": write.step, "until": until,
+            spans.append({"from": -1 if until is None else write.step, "until": until,
                           "note": note("the lecture wrote {path}", path=_shown(write.path)).to_json()})
-        for path, read in self.reads.items():
-            if path in written and written[path] >= read:
-                spans.append({"from": read, "until": None, "note": note(
-                    "the lecture read {path} and later wrote it", path=_shown(path)).to_json()})
         return _merged(spans)
+
+    def _read_pipe(self) -> None:
+        try:
+            data = os.read(self.pipe[0], 1 << 16) if self.pipe[0] >= 0 else b""
+        except (BlockingIOError, OSError):
+            data = b""
+        for what in sorted(set(data.decode(errors="replace").splitlines())):
+            self.outside.append(note("a process the lecture started wrote or ran {what}", what=what))
 
     def _settled(self, write: _Write) -> int | None:
         """The step at which what `write` wrote was gone again: a file or folder the run created

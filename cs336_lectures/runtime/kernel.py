@@ -312,11 +312,7 @@ class Runner:
         self.descriptors = _file_descriptors()
         if ranks.following is not None:
             ranks.following.hold_parts()  # the run removes its staging folder when it ends
-        self.effects.forking = True
-        try:
-            pid = os.fork()
-        finally:
-            self.effects.forking = False
+        pid = os.fork()
         if pid == 0:
             self._checkpoint(index, name, steps)  # returns only in a resumed child
         else:
@@ -342,10 +338,7 @@ class Runner:
                     continue
                 if order.get("op") != "resume":
                     os._exit(0)
-                self.effects.forking = True  # the kernel's fork, not the lecture's
-                child = os.fork()
-                self.effects.forking = False
-                if child == 0:
+                if os.fork() == 0:
                     channel.close()
                     self._resume(order, paused)
                     return
@@ -369,6 +362,7 @@ class Runner:
         random.setstate(self.random_state)
         os.setpgid(0, 0)
         _reopen(self.descriptors)  # offsets of its own: the run it forked from went on reading
+        self.effects.adopt()
         if ranks.following is not None:
             ranks.following.continue_in_this_process()
         self.run_id = order["id"]

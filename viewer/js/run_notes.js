@@ -49,9 +49,8 @@ const NOTES = {
     '`{name}` changed, and code that ran earlier refers to it': '`{name}` изменилась, а код, выполненный раньше, ссылается на неё',
     'code that ran earlier looks names up at run time (`{name}`)': 'код, выполненный раньше, ищет имена во время работы (`{name}`)',
     'the lecture wrote {path}': 'лекция записала {path}',
-    'the lecture read {path} and later wrote it': 'лекция прочитала {path}, а потом записала его',
     'the lecture ran a program ({name})': 'лекция запустила программу ({name})',
-    'the lecture started a process': 'лекция запустила процесс',
+    'a process the lecture started wrote or ran {what}': 'процесс, запущенный лекцией, записал или запустил {what}',
     'the lecture looks at its own process (`{name}`), which only a new process shows as `cs336-lectures trace` would':
       'лекция смотрит на собственный процесс (`{name}`), а его таким, как при `cs336-lectures trace`, покажет только новый процесс',
     'the lecture did something the kernel cannot follow ({event})': 'лекция сделала то, что ядро не может отследить ({event})',
@@ -102,9 +101,8 @@ const NOTES = {
     '`{name}` changed, and code that ran earlier refers to it': '`{name}` 有改动，而之前运行的代码引用了它',
     'code that ran earlier looks names up at run time (`{name}`)': '之前运行的代码在运行时查找名字（`{name}`）',
     'the lecture wrote {path}': '讲座写入了 {path}',
-    'the lecture read {path} and later wrote it': '讲座读取了 {path}，之后又写入了它',
     'the lecture ran a program ({name})': '讲座运行了一个程序（{name}）',
-    'the lecture started a process': '讲座启动了一个进程',
+    'a process the lecture started wrote or ran {what}': '讲座启动的进程写入或运行了 {what}',
     'the lecture looks at its own process (`{name}`), which only a new process shows as `cs336-lectures trace` would':
       '讲座查看了自身的进程（`{name}`），只有新进程才能像 `cs336-lectures trace` 那样呈现它',
     'the lecture did something the kernel cannot follow ({event})': '讲座做了内核无法跟踪的操作（{event}）',
