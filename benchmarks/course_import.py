@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from cs336_lectures.runtime.course_import import import_course_trace
+from cs336_lectures.runtime.course.importer import import_course_trace
 
 SECTIONS = 40
 BODY_LINES = 20

@@ -109,7 +109,8 @@ def main() -> int:
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    from cs336_lectures.runtime.server import LectureServer
+    from cs336_lectures.runtime.server.http_server import LectureServer
+    from cs336_lectures.runtime.tracing import DEFAULT_MAX_STEPS
 
     os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(ROOT.parent / "shared" / "fixtures" / "tiktoken-cache"))
     results: dict[str, dict[str, list[float]]] = {}
@@ -127,7 +128,7 @@ def main() -> int:
             lecture.parent.mkdir(exist_ok=True)
             shutil.copy(ROOT / "lectures" / f"{name}.py", lecture)
             server = LectureServer([lecture], folder / "traces", port=0, viewer_dir=ROOT / "viewer",
-                                   max_steps=500_000, timeout=300, log=lambda message: None)
+                                   max_steps=DEFAULT_MAX_STEPS, timeout=300, log=lambda message: None)
             try:
                 listener = Finished(server)
                 server.start()

@@ -107,7 +107,7 @@ def time_in_process(lecture: Path, output_dir: Path, repeat: int) -> tuple[float
     """Best-of-`repeat` seconds of main() untraced and of trace_lecture() (run + write), in this
     process: no interpreter start-up or imports in either, so the difference is the tracer alone
     (the minimum, as timeit reports, since other load only ever adds time)."""
-    from cs336_lectures.runtime.tracer import trace_lecture
+    from cs336_lectures.runtime.tracing.lecture_run import trace_lecture
 
     main_function = runpy.run_path(str(lecture), run_name="untraced")["main"]
     plain, traced = [], []

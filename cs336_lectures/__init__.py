@@ -19,9 +19,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from cs336_lectures.runtime.primitives import Reference, image, link, plot, solution, text
-    from cs336_lectures.runtime.trace_format import Trace, load_trace
-    from cs336_lectures.runtime.translatable import translatable
+    from cs336_lectures.runtime.lecture.primitives import Reference, image, link, plot, solution, text
+    from cs336_lectures.runtime.trace.format import Trace, load_trace
+    from cs336_lectures.runtime.i18n.translatable import translatable
 
 _HOMES = {
     "Reference": "runtime.primitives",

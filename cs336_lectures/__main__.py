@@ -1,3 +1,3 @@
-from cs336_lectures.runtime.cli import main
+from cs336_lectures.runtime.cli.main import main
 
 raise SystemExit(main())

@@ -6,7 +6,7 @@ it: a batch touches only the pages it indexes, so a corpus far larger than memor
 A batch is `batch_size` windows of `context_length` + 1 consecutive tokens at uniformly
 random starts; the inputs are the first `context_length` tokens of each window and the
 targets the same window shifted one token to the left (each position predicts the next).
-Files are written atomically (cs336_lectures.runtime.atomic, which checkpoints use too).
+Files are written atomically (cs336_lectures.atomic, which checkpoints use too).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from jaxtyping import Int
 
-from cs336_lectures.runtime.atomic import write_atomically
+from cs336_lectures.atomic import write_atomically
 
 TokenBatch = Int[torch.Tensor, "batch_size context_length"]
 

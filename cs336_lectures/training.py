@@ -25,7 +25,7 @@ from jaxtyping import Float
 from torch import nn
 
 from cs336_lectures.accounting import get_device
-from cs336_lectures.runtime.atomic import write_atomically
+from cs336_lectures.atomic import write_atomically
 from cs336_lectures.models import Cruncher
 from cs336_lectures.optimizers import SGD
 

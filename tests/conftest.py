@@ -5,11 +5,18 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+TESTS = ROOT / "tests"
+# The tests mirror the package in folders (content/, runtime/<layer>/, viewer/, lectures/); a
+# test module may import helpers from another by name (`from test_server import serve`) and
+# from the modules beside this file (viewer_support), wherever it runs from.
+sys.path[:0] = [str(TESTS), *sorted(str(folder) for folder in TESTS.rglob("*")
+                                    if folder.is_dir() and any(folder.glob("test_*.py")))]
 SHARED = ROOT.parent / "shared"
 FIXTURES = SHARED / "fixtures"
 BUNDLED = ROOT / "tests" / "fixtures"  # shipped with the project: a clone without ../shared runs every test

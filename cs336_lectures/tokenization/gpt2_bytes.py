@@ -14,7 +14,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from cs336_lectures.runtime.atomic import write_bytes_atomically
+from cs336_lectures.atomic import write_bytes_atomically
 
 
 @lru_cache(maxsize=1)

@@ -8,7 +8,8 @@
 import { el } from './dom.js';
 import { renderRenderings } from './renderings.js';
 import { sanitizedHtml } from './sanitize.js';
-import { NEVER, upper } from './trace.js';
+import { NEVER } from './trace.js';
+import { upper } from './sorted.js';
 
 const CHUNK = 100; // units to a chunk
 const LINE_HEIGHT = 21.6; // px, a code line (13.5px font, line-height 1.6)

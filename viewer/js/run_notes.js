@@ -2,7 +2,7 @@
    run was needed), in the reader's language.
 
    The server sends each such line as a note: an English template and its fields, a field
-   being a value or another note (cs336_lectures/runtime/notes.py). This table translates the
+   being a value or another note (cs336_lectures/runtime/i18n/run_messages.py). This table translates the
    templates; a template missing from it shows in English. A count arrives as the note
    "{count} section" or "{count} sections", English's plural already chosen: an entry here may
    be an object of plural forms, picked for the count by the language's own rules

@@ -1,5 +1,5 @@
 /* The gate for the only HTML a trace brings: markdown and formulas rendered by our Python
-   renderer, and highlighted source lines (cs336_lectures/runtime/rendering.py). A trace is a
+   renderer, and highlighted source lines (cs336_lectures/runtime/render/rendering.py). A trace is a
    file anyone can write by hand, so that HTML passes an allow-list of what the renderer
    produces (CommonMark with tables, latex2mathml's MathML, pygments' token spans) before it
    reaches the page; everything else goes:

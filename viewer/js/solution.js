@@ -5,8 +5,8 @@
 
 import { el } from './dom.js';
 import { t } from './i18n.js';
+import { isIndex } from './sorted.js';
 
-const isIndex = (value, length) => Number.isInteger(value) && value >= 0 && value < length;
 
 /** The trace's solution blocks, checked; `fail(message)` reports a malformed entry. */
 export function readSolutions(raw, trace, fail) {

@@ -11,7 +11,8 @@
    items[offsets[k] .. offsets[k + 1]), sorted by step. */
 
 import { readSolutions } from './solution.js';
-import { readRanks } from './ranks.js';
+import { readRanks } from './ranks_model.js';
+import { isIndex, upper } from './sorted.js';
 
 const FORMAT = 'cs336-lectures-trace';
 const READABLE_VERSIONS = [1, 2]; // version 2 only adds optional fields
@@ -139,17 +140,7 @@ function closingQuote(text, from, quote) {
   return -1;
 }
 
-const isIndex = (value, length) => Number.isInteger(value) && value >= 0 && value < length;
 
-/** First position in the sorted items[lo, hi) holding a value > s: upper([1, 3, 3, 7], 0, 4, 3) -> 3 */
-export function upper(items, lo, hi, s) {
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (items[mid] <= s) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 /** Group positions 0..n-1 by keys[i] (skipping -1) into {offsets, items}. */
 function groupBy(keys, numKeys) {

@@ -1,0 +1,2 @@
+"""Turning what a lecture shows into static pieces: markdown and math to HTML, highlighted
+source, images and plots stored by content hash, SVG made passive, formulas as plain text."""

@@ -1,0 +1,489 @@
+"""Re-tracing on save: which lecture to run again, where, and what to publish.
+
+A `Lecture` is a file named on `serve`'s command line and its re-trace state. The `Retracer`
+runs one re-trace of a lecture at a time (requests while one runs coalesce into one more): in
+the lecture's warm kernel (kernel/), which resumes from a checkpoint where the edit allows, or
+in a `cs336-lectures trace` subprocess where the platform cannot fork. A run writes into a
+temporary folder; its trace replaces the served one only when it succeeded, so a syntax error
+or an exception leaves the last good trace in place (the failed one is kept beside it). The
+`LectureWatcher` turns file changes into requests: a lecture's own edit re-runs what it
+affects, a change to a project module it imported the whole lecture.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from cs336_lectures.atomic import write_bytes_atomically
+from cs336_lectures.runtime.i18n.catalog import LANGUAGES, catalog_path
+from cs336_lectures.runtime.i18n.run_messages import Note, count_of, maybe_note, note
+from cs336_lectures.runtime.kernel.client import (
+    KernelProcess,
+    KernelUnavailable,
+    OutputTail,
+)
+from cs336_lectures.runtime.kernel.protocol import EARLY_SUFFIX
+from cs336_lectures.runtime.processes import kernel_can_fork, kill_process_group
+from cs336_lectures.runtime.publish.site import FAILED_SUFFIX
+from cs336_lectures.runtime.server.events import EventHub
+from cs336_lectures.runtime.server.watch import FileWatcher
+
+TRACER_COMMAND = [sys.executable, "-m", "cs336_lectures", "trace"]
+# Under the traces folder: a resumed run's trace up to the section after the edit, while the
+# sections after it still run (not listed in the index; removed when the run ends).
+EARLY_DIR = "early"
+ERROR_TAIL_LINES = 30
+# The tracer enforces --timeout itself; this only catches a tracer that hangs regardless.
+TRACER_GRACE_SECONDS = 60.0
+DEFAULT_TRACER_LIMIT_SECONDS = 3600.0
+
+
+class Lecture:
+    """A lecture file registered on the command line, and its re-trace state."""
+
+    def __init__(self, path: Path):
+        self.path = path.resolve()
+        self.given = str(path)
+        self.name = path.stem
+        self.lock = threading.Lock()
+        self.running = False
+        self.pending = False
+        self.pending_full: Note | None = None  # why the next run must be a whole one (an imported module changed...)
+        self.generation = 0
+        self.seen = self.stamp()
+
+    def sources(self) -> list[Path]:
+        """The files its trace is made from: the lecture, then its translation catalogs (which may not exist)."""
+        return [self.path, *(catalog_path(self.path, language) for language in LANGUAGES)]
+
+    def stamp(self) -> tuple | None:
+        """(mtime, size) of each of its sources (None for a missing catalog), so that a translator's
+        save re-traces too; None while the lecture itself is missing."""
+        stamps = []
+        for path in self.sources():
+            try:
+                stat = path.stat()
+            except OSError:
+                if path == self.path:
+                    return None
+                stamps.append(None)
+                continue
+            stamps.append((stat.st_mtime_ns, stat.st_size))
+        return tuple(stamps)
+
+
+class Retracer:
+    """Runs `cs336-lectures trace` for one lecture at a time; requests while one runs coalesce."""
+
+    def __init__(self, traces_dir: Path, hub: EventHub, tracer_command: list[str],
+                 max_steps: int | None, timeout: float | None, log: Callable[[str], None] = print):
+        self.traces_dir = traces_dir
+        self.hub = hub
+        self.tracer_command = tracer_command
+        self.max_steps = max_steps
+        self.timeout = timeout
+        self.log = log
+        self.closed = threading.Event()
+        self._processes: set[subprocess.Popen] = set()
+        self._threads: set[threading.Thread] = set()
+        self._lock = threading.Lock()
+        self.use_kernels = kernel_can_fork()
+        self._kernels: dict[str, KernelProcess] = {}
+        self._running_process: dict[str, subprocess.Popen] = {}  # lecture name -> its tracer subprocess
+        self.on_modules: Callable[[Lecture, list[str]], None] = lambda lecture, modules: None
+
+    def request(self, lecture: Lecture, *, full: Note | None = None, supersede: bool = False) -> None:
+        """Queue a re-trace; if one is running, exactly one more follows it. `supersede` (an edit)
+        cancels the running one first; `full` says why the next run must be a whole one."""
+        with lecture.lock:
+            if full is not None:
+                lecture.pending_full = full
+            if lecture.running:
+                lecture.pending = True
+                if supersede:
+                    self._cancel(lecture)
+                return
+            lecture.running = True
+        self._start_thread(self._work, lecture, f"retrace-{lecture.name}")
+
+    def warm(self, lecture: Lecture) -> None:
+        """Start the lecture's kernel and run it once, publishing and installing nothing (its
+        trace is fresh already): the first edit then finds checkpoints to resume from."""
+        if not self.use_kernels:
+            return
+        with lecture.lock:
+            if lecture.running:
+                return
+            lecture.running = True
+        self._start_thread(self._warm_up, lecture, f"warm-{lecture.name}")
+
+    def _start_thread(self, target: Callable[[Lecture], None], lecture: Lecture, name: str) -> None:
+        thread = threading.Thread(target=target, args=(lecture,), name=name, daemon=True)
+        with self._lock:
+            self._threads.add(thread)
+        thread.start()
+
+    def _warm_up(self, lecture: Lecture) -> None:
+        try:
+            self._kernel(lecture).run(max_steps=self.max_steps, timeout=self.timeout)
+        except KernelUnavailable as error:
+            self.log(f"{lecture.name}: {error}")
+            self._drop_kernel(lecture)
+        finally:
+            with lecture.lock:
+                lecture.running = False
+                edited_meanwhile = lecture.pending
+            with self._lock:
+                self._threads.discard(threading.current_thread())
+        if edited_meanwhile and not self.closed.is_set():
+            self.request(lecture)
+
+    def _work(self, lecture: Lecture) -> None:
+        try:
+            while not self.closed.is_set():
+                with lecture.lock:
+                    lecture.pending = False
+                    full, lecture.pending_full = lecture.pending_full, None
+                    lecture.generation += 1
+                    generation = lecture.generation
+                self.hub.publish({"trace": lecture.name, "state": "running", "generation": generation})
+                self.log(f"tracing {lecture.given} ...")
+                try:
+                    outcome = self.retrace(lecture, full)
+                except Exception as error:  # e.g. the tracer could not be started: say so, keep serving
+                    outcome = {"state": "error", "message": f"could not run the tracer: {error}"}
+                if self.closed.is_set():
+                    return
+                if outcome is None:  # cancelled by a newer edit, which runs next
+                    continue
+                self.hub.publish({"trace": lecture.name, "generation": generation, **outcome})
+                self.log(f"{lecture.name}: {outcome['message']}" if outcome["state"] == "ok"
+                         else f"{lecture.name}: failed: {outcome['message']}")
+                with lecture.lock:
+                    if not lecture.pending:
+                        return
+        finally:
+            with lecture.lock:
+                lecture.running = False
+            with self._lock:
+                self._threads.discard(threading.current_thread())
+
+    def command(self, lecture: Lecture, out: Path) -> list[str]:
+        command = [*self.tracer_command, lecture.given, "-o", str(out), "--quiet"]
+        if self.max_steps is not None:
+            command += ["--max-steps", str(self.max_steps)]
+        if self.timeout is not None:
+            command += ["--timeout", f"{self.timeout:g}"]
+        return command
+
+    def retrace(self, lecture: Lecture, full: Note | None = None) -> dict | None:
+        """Run the lecture (in its warm kernel where the platform allows) and install the result
+        if it is good (or nothing better exists); None when a newer edit cancelled the run.
+
+        Returns the outcome part of the event: state "ok" or "error", a message, and for a failed
+        run `installed: True` when its trace replaced one that was no better.
+        """
+        self.traces_dir.mkdir(parents=True, exist_ok=True)
+        if self.use_kernels and not self.closed.is_set():
+            try:
+                return self._retrace_in_kernel(lecture, full)
+            except KernelUnavailable as error:
+                self.log(f"{lecture.name}: {error}; tracing in a new process instead")
+                self._drop_kernel(lecture)
+        return self._retrace_in_subprocess(lecture)
+
+    def _kernel(self, lecture: Lecture) -> KernelProcess:
+        with self._lock:
+            kernel = self._kernels.get(lecture.name)
+            if kernel is None:
+                kernel = self._kernels[lecture.name] = KernelProcess(lecture.path, [], log=self.log)
+                kernel.command = self.command(lecture, kernel.out)
+        return kernel
+
+    def _drop_kernel(self, lecture: Lecture) -> None:
+        with self._lock:
+            kernel = self._kernels.pop(lecture.name, None)
+        if kernel is not None:
+            kernel.close()
+
+    def _retrace_in_kernel(self, lecture: Lecture, full: Note | None) -> dict | None:
+        kernel = self._kernel(lecture)
+        try:
+            reply = kernel.run(max_steps=self.max_steps, timeout=self.timeout, full=full,
+                               on_early=lambda message: self._show_early(lecture, kernel, message))
+        finally:
+            early_trace(self.traces_dir, lecture.name).unlink(missing_ok=True)
+        if reply is None:
+            return None
+        self.on_modules(lecture, reply.get("modules") or [])
+        produced = kernel.out / f"{lecture.name}.json"
+        self._install_assets(kernel.out)  # content-addressed: harmless, and a later resumed run may need them
+        trace = _read_trace(produced) if reply.get("status") is not None else None
+        if trace is None:
+            reason = reply.get("message") or "the run wrote no trace"
+            output = kernel.output_tail()
+            return {"state": "error", "message": f"{reason}\n{output}".strip()}
+        if reply["state"] == "ok":
+            self._install(kernel.out, produced)
+            (self.traces_dir / f"{lecture.name}{FAILED_SUFFIX}").unlink(missing_ok=True)
+            summary = run_summary(reply)
+            return {"state": "ok", "message": str(summary), "note": summary.to_json(), "mode": reply["mode"]}
+        return self._install_failure(lecture, kernel.out, produced, _failure_message(trace, kernel.output_tail(), 2))
+
+    def _show_early(self, lecture: Lecture, kernel: KernelProcess, message: dict) -> None:
+        """The edited section has run again and the sections after it are running: let viewers
+        show the trace so far (the whole trace follows)."""
+        produced = kernel.out / f"{lecture.name}{EARLY_SUFFIX}"
+        if not produced.is_file():
+            return
+        self._install_assets(kernel.out)
+        served = early_trace(self.traces_dir, lecture.name)
+        served.parent.mkdir(exist_ok=True)
+        _move(produced, served)
+        with lecture.lock:
+            generation = lecture.generation
+        summary = early_summary(message)
+        self.hub.publish({"trace": lecture.name, "state": "early", "generation": generation,
+                          "file": served.relative_to(self.traces_dir).as_posix(), "until": message.get("until", 0),
+                          "message": str(summary), "note": summary.to_json()})
+
+    def _cancel(self, lecture: Lecture) -> None:
+        """Stop the run in progress for `lecture` (called with lecture.lock held)."""
+        with self._lock:
+            kernel = self._kernels.get(lecture.name)
+            process = self._running_process.get(lecture.name)
+        if kernel is not None:
+            kernel.cancel()
+        if process is not None:
+            kill_process_group(process)
+
+    def _retrace_in_subprocess(self, lecture: Lecture) -> dict | None:
+        staging = Path(tempfile.mkdtemp(prefix=f".retrace-{lecture.name}.", dir=self.traces_dir))
+        try:
+            started = time.monotonic()
+            returncode, stderr = self._run(self.command(lecture, staging), lecture)
+            if returncode is None:
+                return None
+            produced = staging / f"{lecture.name}.json"
+            trace = _read_trace(produced)
+            if trace is None:
+                reason = tail(stderr) or f"the tracer exited with status {returncode} and wrote no trace"
+                return {"state": "error", "message": reason}
+            header = trace["header"]
+            if returncode == 0 and header.get("status") == "ok":
+                self._install(staging, produced)
+                (self.traces_dir / f"{lecture.name}{FAILED_SUFFIX}").unlink(missing_ok=True)
+                summary = note("traced {steps} in {seconds} s", steps=count_of(header.get("num_steps", 0), "step", "steps"),
+                               seconds=f"{time.monotonic() - started:.1f}")
+                return {"state": "ok", "message": str(summary), "note": summary.to_json()}
+            return self._install_failure(lecture, staging, produced, _failure_message(trace, stderr, returncode))
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def _run(self, command: list[str], lecture: Lecture) -> tuple[int | None, str]:
+        """Run the tracer in its own session, its output read with a bound; (None, "") when cancelled."""
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, start_new_session=True)
+        output = [OutputTail(process.stdout), OutputTail(process.stderr)]
+        with self._lock:
+            self._processes.add(process)
+            self._running_process[lecture.name] = process
+        try:
+            limit = (self.timeout or DEFAULT_TRACER_LIMIT_SECONDS) + TRACER_GRACE_SECONDS
+            note = ""
+            try:
+                process.wait(timeout=limit)
+            except subprocess.TimeoutExpired:
+                note = f"\nthe tracer did not finish within {limit:.0f} s and was stopped"
+            kill_process_group(process)  # whatever the lecture started dies with the run
+            for tail in output:
+                tail.thread.join(timeout=5)
+            if process.returncode == -signal.SIGKILL and not note:
+                return None, ""
+            stdout, stderr = (tail.text() for tail in output)
+            return process.returncode, (stderr or stdout) + note
+        finally:
+            with self._lock:
+                self._processes.discard(process)
+                self._running_process.pop(lecture.name, None)
+
+    def _has_good_trace(self, lecture: Lecture) -> bool:
+        trace = _read_trace(self.traces_dir / f"{lecture.name}.json")
+        return trace is not None and trace["header"].get("status") == "ok"
+
+    def _install(self, staging: Path, produced: Path, name: str | None = None) -> None:
+        """Assets first (content-addressed, so overwriting is harmless), then the trace (as `name`)."""
+        self._install_assets(staging)
+        _move(produced, self.traces_dir / (name or produced.name))
+
+    def _install_failure(self, lecture: Lecture, staging: Path, produced: Path, message: str) -> dict:
+        """A failed run's outcome: its trace replaces one that is no better, else it is kept beside
+        the good trace as NAME.failed.json (out of the index) so the viewer can open it at its error."""
+        outcome = {"state": "error", "message": message}
+        if not self._has_good_trace(lecture):
+            self._install(staging, produced)
+            outcome["installed"] = True
+            outcome["failed_trace"] = lecture.name
+        else:
+            self._install(staging, produced, f"{lecture.name}{FAILED_SUFFIX}")
+            outcome["failed_trace"] = f"{lecture.name}{FAILED_SUFFIX}".removesuffix(".json")
+        return outcome
+
+    def _install_assets(self, staging: Path) -> None:
+        assets = staging / "assets"
+        if assets.is_dir():
+            (self.traces_dir / "assets").mkdir(exist_ok=True)
+            for asset in assets.iterdir():
+                _move(asset, self.traces_dir / "assets" / asset.name)
+
+    def close(self) -> None:
+        """Kill every run and kernel (and what they started), remove their folders, end the threads."""
+        self.closed.set()
+        with self._lock:
+            processes = list(self._processes)
+            threads = list(self._threads)
+            kernels = list(self._kernels.values())
+            self._kernels.clear()
+        for process in processes:
+            kill_process_group(process)
+        for kernel in kernels:
+            kernel.close()
+        for thread in threads:
+            thread.join(timeout=5)
+
+
+def run_summary(reply: dict) -> Note:
+    """What the viewer says after a run: "re-ran `bpe` (0.21 s); 27 sections reused", or why it all ran."""
+    seconds = f"{reply.get('elapsed_s', 0):.2f}"
+    if reply.get("mode") == "incremental":
+        after, reused = _sections_after(reply), _sections(reply["reused"])
+        if after > 0:
+            summary = note("re-ran `{section}` and the {after} after it ({seconds} s); {reused} reused",
+                           section=reply["section"], after=_sections(after), seconds=seconds, reused=reused)
+        else:
+            summary = note("re-ran `{section}` ({seconds} s); {reused} reused", section=reply["section"],
+                           seconds=seconds, reused=reused)
+        earlier = maybe_note(reply.get("reason_note"))  # why it resumed before the edited section
+        return summary if earlier is None else note("{run}; resumed early: {reason}", run=summary, reason=earlier)
+    reason = maybe_note(reply.get("reason_note")) or note("no checkpoint to resume from")
+    return note("re-ran the whole lecture ({seconds} s): {reason}", seconds=seconds, reason=reason)
+
+
+def early_summary(message: dict) -> Note:
+    """What the viewer says while the sections after an edit run: "re-ran `bpe` (0.12 s); running
+    the 3 sections after it…"."""
+    after = _sections_after(message)
+    fields = {"section": str(message.get("section")), "seconds": f"{message.get('elapsed_s', 0):.2f}"}
+    if after > 0:
+        return note("re-ran `{section}` ({seconds} s); running the {after} after it…", after=_sections(after), **fields)
+    return note("re-ran `{section}` ({seconds} s); finishing…", **fields)
+
+
+def _sections_after(reply: dict) -> int:
+    """How many sections of an incremental run come after the one it resumed at."""
+    return (reply.get("sections") or 0) - reply.get("reused", 0) - 1
+
+
+def _sections(count: int) -> Note:
+    return count_of(count, "section", "sections")
+
+
+def early_trace(traces_dir: Path, name: str) -> Path:
+    """Where the server serves the early view of lecture `name`'s run in progress."""
+    return traces_dir / EARLY_DIR / f"{name}.json"
+
+
+def _move(source: Path, target: Path) -> None:
+    """Rename, or copy atomically where the two are on different file systems."""
+    try:
+        os.replace(source, target)
+    except OSError as error:
+        if error.errno != errno.EXDEV:
+            raise
+        write_bytes_atomically(target, source.read_bytes())
+        source.unlink()
+
+
+def _read_trace(path: Path) -> dict | None:
+    """The trace at `path` as parsed JSON, or None unless it is readable and has a header."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("header"), dict) else None
+
+
+def _failure_message(trace: dict, stderr: str, returncode: int) -> str:
+    """Why a traced run is not good: the header's message and the traceback of the error step."""
+    header = trace["header"]
+    lines = [header.get("message") or f"the lecture stopped with status {header.get('status')}"]
+    try:
+        steps = trace.get("steps") or []
+        extras = steps[-1][2] if steps and len(steps[-1]) > 2 else {}
+        error = extras.get("x") if isinstance(extras, dict) else None
+        if error and error.get("traceback"):
+            lines.append(tail(error["traceback"]))
+    except (IndexError, AttributeError):  # a malformed trace: the header's message alone
+        pass
+    if returncode not in (0, 1) and stderr.strip():
+        lines.append(tail(stderr))
+    return "\n".join(lines)
+
+
+class LectureWatcher:
+    """Watches the lectures and the project modules their runs imported (watch.py); a change to a
+    lecture re-runs what it affects, a change to one of its modules the whole lecture."""
+
+    def __init__(self, lectures: dict[str, Lecture], retracer: Retracer):
+        self.lectures = lectures
+        self.retracer = retracer
+        self.users: dict[Path, set[str]] = {}  # module file -> lectures that import it
+        self.files = FileWatcher(self.on_change)
+        self.files.watch(source for lecture in lectures.values() for source in lecture.sources())
+        retracer.on_modules = self.add_modules
+
+    def start(self) -> None:
+        self.files.start()
+
+    def stop(self) -> None:
+        self.files.stop()
+
+    def add_modules(self, lecture: Lecture, modules: list[str]) -> None:
+        for module in modules:
+            self.users.setdefault(Path(os.path.realpath(module)), set()).add(lecture.name)
+        self.files.watch(Path(module) for module in modules)
+
+    def on_change(self, paths: set[Path]) -> None:
+        for lecture in self.lectures.values():
+            touched = {Path(os.path.realpath(source)) for source in lecture.sources()} & paths
+            if touched:
+                with lecture.lock:  # a save from the browser updates `seen` under this lock too
+                    stamp = lecture.stamp()
+                    changed = stamp is not None and stamp != lecture.seen
+                    if changed:
+                        lecture.seen = stamp
+                if changed:
+                    # A catalog feeds every text() of the run: only a whole run shows its edit everywhere.
+                    catalogs = touched - {Path(os.path.realpath(lecture.path))}
+                    full = note("the {language} translation changed", language=min(catalogs).parent.name) if catalogs else None
+                    self.retracer.request(lecture, full=full, supersede=True)
+        for path in paths:
+            for name in sorted(self.users.get(path, ())):
+                shown = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else str(path)
+                self.retracer.request(self.lectures[name], full=note("{module} changed", module=shown), supersede=True)
+
+
+def tail(text: str, lines: int = ERROR_TAIL_LINES) -> str:
+    """The last `lines` lines of `text`: where a traceback or a tracer's stderr says what went wrong."""
+    return "\n".join(text.strip().splitlines()[-lines:])
