@@ -12,7 +12,8 @@
    - adds an Edit button (key `e`, offered only with the token): an editor pane under the
      code (editor.js), or under the failure message when the lecture has no trace to show yet,
      that saves with Ctrl/Cmd+S, after which the server re-traces and the viewer reloads;
-   - shows a failed re-trace as a one-line banner with its actions (retrace_failure.js).
+   - shows a failed re-trace as a one-line banner with its actions (retrace_failure.js);
+   - marks a resumed run's trace as being checked, verified or corrected by a whole run (verification.js).
    Everything from the server or the lecture is inserted as text. */
 
 import { el, isEditable } from './dom.js';
@@ -20,6 +21,7 @@ import { CodeEditor } from './editor.js';
 import { t, translatable } from './i18n.js';
 import { RetraceFailure, lectureOf } from './retrace_failure.js';
 import { runNote } from './run_notes.js';
+import { VerificationMark } from './verification.js';
 
 const TOKEN_KEY = 'cs336-lectures-token';
 const SERVER_HEADER = 'X-CS336-Server'; // on every response of cs336-lectures serve
@@ -211,6 +213,7 @@ class Live {
     this.awaiting = null; // the trace whose re-trace the editor started
     this.editor = new Editor(this);
     this.failure = new RetraceFailure(viewer, token ? (trace, line) => this.editAt(trace, line) : null);
+    this.verification = new VerificationMark(viewer.toolbar, () => lectureOf(viewer.currentTrace()));
     this.button = translatable(el('button', { type: 'button', class: 'cs336-live-edit', text: 'Edit',
       title: 'Edit this lecture and re-trace it (e)', hidden: true, onclick: () => this.edit(), 'data-i18n': '', 'data-i18n-attrs': 'title' }));
     viewer.toolbar?.append(this.button);
@@ -297,6 +300,8 @@ class Live {
   onEvent(event) {
     const current = viewer.currentTrace();
     const mine = event.trace === lectureOf(current);
+    this.verification.update(event);
+    if (event.state === 'verified') return; // the trace on screen stays: a whole run agreed with it
     if (event.state === 'running') {
       if (mine) viewer.showMessage(t('Re-tracing {name}…', { name: event.trace }), 'info');
       if (this.editor.isOpen && this.editor.trace === event.trace) this.editor.setStatus(t('Re-tracing…'));

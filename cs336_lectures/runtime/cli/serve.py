@@ -32,6 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"step limit passed to the tracer on every re-trace (default: {DEFAULT_MAX_STEPS:,})")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_SECONDS, metavar="SECONDS",
                         help=f"time limit passed to the tracer on every re-trace (default: {DEFAULT_TIMEOUT_SECONDS:g})")
+    parser.add_argument("--no-verify", dest="verify", action="store_false",
+                        help="do not check each resumed run with a whole run in the background (for long lectures)")
 
 
 def _say(message: str) -> None:
@@ -72,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         server = LectureServer([Path(path) for path in args.lectures], Path(args.traces), host=args.host,
                                port=args.port, max_steps=args.max_steps, timeout=args.timeout,
-                               log=_say)
+                               log=_say, verify=args.verify)
     except ValueError as error:
         print(f"cs336-lectures: error: {error}", file=sys.stderr)
         return 2

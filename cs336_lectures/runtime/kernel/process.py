@@ -31,6 +31,7 @@ import functools
 import gc
 import operator
 import importlib
+import inspect
 import json
 import linecache
 import os
@@ -310,13 +311,14 @@ class Runner:
         """In a resumed run, once the edited section has run: the trace so far, which the viewer shows
         while the sections after it run again (the whole trace replaces it when they are done)."""
         tracer = self.tracer
+        if not _recorded_steps_are_final(tracer):
+            return  # the viewer waits for the whole trace: it must never show what that trace then changes
         header = {**self.header, "elapsed_s": round(time.perf_counter() - tracer.started, 3)}
         try:
             write_trace(tracer.snapshot(header), self.out / f"{self.lecture.stem}{EARLY_SUFFIX}")
         except Exception:  # noqa: BLE001 - never the lecture's failure: the whole trace still comes
             return
-        send(self.channel, {"role": "early", "id": self.run_id, "steps": len(tracer.steps),
-                            "elapsed_s": header["elapsed_s"]})
+        send(self.channel, {"role": "early", "id": self.run_id, "steps": len(tracer.steps)})
 
     def _resume(self, order: dict, paused: float) -> None:
         """In the child of a checkpoint: swap in the edited code and go on with main()."""
@@ -425,6 +427,32 @@ _FUTURE_FLAGS = functools.reduce(operator.or_, (feature.compiler_flag for featur
 _FORK_SAFE_OPENMP = False  # set by main() once torch is loaded
 _DIRECTIVES: dict[tuple[int, str], dict] = {}  # (first line, text of a top-level statement) -> its directives
 _HIGHLIGHTED: dict[str, list[str]] = {}  # text of a top-level statement -> its highlighted lines
+
+
+def _recorded_steps_are_final(tracer: Tracer) -> bool:
+    """Whether the steps recorded so far stay as they are for the rest of the run, so that a
+    snapshot now is the start of the whole trace. Called at a section line of main(), the only
+    traced frame on the stack. A line still pending (a directive, read after the line runs) is
+    finished later; so is the line a suspended generator or coroutine of the lecture stopped on:
+    resumed, it records values and output into that old step."""
+    if tracer.current is None or tracer.current.pending is not None:
+        return False
+    suspendable = [code for code in tracer._codes if code.co_flags & _SUSPENDABLE]
+    if not suspendable:
+        return True
+    # A live generator refers to its code: one pass of the collector's C traversal over the
+    # objects made since the kernel's gc.freeze (the lecture's) finds them.
+    for referrer in gc.get_referrers(*suspendable):
+        if isinstance(referrer, (types.GeneratorType, types.CoroutineType, types.AsyncGeneratorType)):
+            frame = getattr(referrer, "gi_frame", None) or getattr(referrer, "cr_frame", None) or getattr(
+                referrer, "ag_frame", None)
+            activation = getattr(getattr(frame, "f_trace", None), "__self__", None)
+            if getattr(activation, "tracer", None) is tracer and getattr(activation, "step", -1) >= 0:
+                return False
+    return True
+
+
+_SUSPENDABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
 
 
 def _quiet_directives(source: str, shown: str) -> dict:
@@ -639,8 +667,9 @@ class Kernel:
                 self.on_done(message)
             elif role == "early" and run is not None and message["id"] == run.id and run.resumed is not None:
                 following = self._next_checkpoint(run.resumed)
+                # The resumed run's own time: its trace's header also counts the run it resumed.
                 self.reply({"id": run.id, "state": "early", "steps": message["steps"],
-                            "elapsed_s": message["elapsed_s"], "section": run.resumed.section,
+                            "elapsed_s": round(time.monotonic() - run.started, 3), "section": run.resumed.section,
                             "sections": self.finished.sections, "reused": run.resumed.index,
                             "until": following.steps if following is not None else 0})
 

@@ -17,7 +17,13 @@ class EventHub:
 
     def publish(self, event: dict) -> None:
         with self._lock:
-            self.latest[event["trace"]] = event
+            previous = self.latest.get(event["trace"])
+            if event["state"] == "verified" and previous is not None:
+                # The run's outcome stands (a viewer arriving later still learns that it failed); only
+                # its check is new.
+                self.latest[event["trace"]] = {**previous, "verification": event["verification"]}
+            else:
+                self.latest[event["trace"]] = event
             for listener in self._listeners:
                 listener.put(event)
 

@@ -15,7 +15,9 @@ and guards itself the way Jupyter does:
   the command line can be read as source, edited or re-traced.
 
 A re-trace writes into a temporary folder and replaces the served trace only when it
-succeeded, so a syntax error or an exception leaves the last good trace in place.
+succeeded, so a syntax error or an exception leaves the last good trace in place. A run
+resumed from a checkpoint is then checked by a whole run in the background, unless
+`--no-verify`: a difference replaces it and is logged (verification.py).
 
     cs336-lectures serve lectures/lecture_01.py --port 8336
 """
@@ -43,18 +45,15 @@ from cs336_lectures.runtime.publish.site import (
     build_index,
 )
 from cs336_lectures.runtime.server.events import EventHub
-from cs336_lectures.runtime.server.retracing import (
-    TRACER_COMMAND,
-    Lecture,
-    LectureWatcher,
-    Retracer,
-    early_trace,
-)
+from cs336_lectures.runtime.server.retracing import Lecture, LectureWatcher, Retracer
+from cs336_lectures.runtime.server.tracer_subprocess import TRACER_COMMAND
+from cs336_lectures.runtime.server.traces_folder import EARLY_DIR, early_trace, shown_early_trace
 from cs336_lectures.runtime.server.source_files import (
     SourceError,
     read_source,
     save_source,
 )
+from cs336_lectures.runtime.server.verification import LOG_NAME
 
 TOKEN_HEADER = "X-CS336-Token"
 # On every response, so the viewer can tell this server from a static host without asking a
@@ -138,6 +137,16 @@ def _mark_failing(index: dict, latest: dict[str, dict], served: Iterable[str] = 
     return index
 
 
+def _mark_verification(index: dict, latest: dict[str, dict]) -> dict:
+    """Mark each trace whose last resumed run a whole run is checking ("pending"), agreed with
+    ("verified") or replaced ("corrected")."""
+    for entry in index["traces"]:
+        state = (latest.get(entry["name"]) or {}).get("verification")
+        if state:
+            entry["verification"] = state
+    return index
+
+
 class LectureServer(ThreadingHTTPServer):
     """The HTTP server and everything it serves; `start()` runs it in a thread (tests), `serve_forever()` in this one."""
 
@@ -145,7 +154,7 @@ class LectureServer(ThreadingHTTPServer):
 
     def __init__(self, lectures: list[Path], traces_dir: Path, host: str = "127.0.0.1", port: int = 8336,
                  viewer_dir: Path = VIEWER_DIR, max_steps: int | None = None, timeout: float | None = None,
-                 token: str | None = None, log: Callable[[str], None] = print):
+                 token: str | None = None, log: Callable[[str], None] = print, verify: bool = True):
         if ":" in host:
             self.address_family = socket.AF_INET6
         super().__init__((host, port), RequestHandler)
@@ -165,7 +174,8 @@ class LectureServer(ThreadingHTTPServer):
                                  f"{self.lectures[lecture.name].given} and {path}")
             self.lectures[lecture.name] = lecture
         self.hub = EventHub()
-        self.retracer = Retracer(self.traces_dir, self.hub, TRACER_COMMAND, max_steps, timeout, log)
+        self.retracer = Retracer(self.traces_dir, self.hub, TRACER_COMMAND, max_steps, timeout, log,
+                                 verification_log=self.traces_dir.parent / LOG_NAME if verify else None)
         self.watcher = LectureWatcher(self.lectures, self.retracer)
         self.allowed_hosts = {f"{name}:{self.port}" for name in ("127.0.0.1", "localhost", "[::1]")}
         self.allowed_hosts.add(f"{_url_host(host)}:{self.port}".lower())
@@ -180,7 +190,9 @@ class LectureServer(ThreadingHTTPServer):
     def begin(self) -> None:
         """Trace the lectures whose trace is missing or older than the file, then watch them all."""
         for lecture in self.lectures.values():
-            early_trace(self.traces_dir, lecture.name).unlink(missing_ok=True)  # a killed server's
+            for leftover in (early_trace(self.traces_dir, lecture.name),
+                             shown_early_trace(self.traces_dir, lecture.name)):
+                leftover.unlink(missing_ok=True)  # a killed server's
             trace = self.traces_dir / f"{lecture.name}.json"
             try:
                 newest = max(path.stat().st_mtime for path in lecture.sources() if path == lecture.path or path.exists())
@@ -317,7 +329,12 @@ class RequestHandler(BaseHTTPRequestHandler):
         elif path.startswith("/api/"):
             raise Refused(HTTPStatus.NOT_FOUND, "no such API")
         elif path == f"/traces/{INDEX_NAME}":
-            self._send_json(_mark_failing(build_index(server.traces_dir), server.hub.latest, server.lectures), head=head)
+            index = _mark_failing(build_index(server.traces_dir), server.hub.latest, server.lectures)
+            self._send_json(_mark_verification(index, server.hub.latest), head=head)
+        elif path.startswith(f"/traces/{EARLY_DIR}/assets/"):
+            # The early view's figures, which it names relative to itself, are the traces folder's.
+            figure = path[len(f"/traces/{EARLY_DIR}/assets/"):]
+            self._send_file(contained_file(server.traces_dir / "assets", figure), head)
         elif path.startswith("/traces/"):
             self._send_file(contained_file(server.traces_dir, path[len("/traces/"):]), head)
         else:

@@ -7,46 +7,32 @@ in a `cs336-lectures trace` subprocess where the platform cannot fork. A run wri
 temporary folder; its trace replaces the served one only when it succeeded, so a syntax error
 or an exception leaves the last good trace in place (the failed one is kept beside it). The
 `LectureWatcher` turns file changes into requests: a lecture's own edit re-runs what it
-affects, a change to a project module it imported the whole lecture.
+affects, a change to a project module it imported the whole lecture. Where runs write and
+how they are installed is traces_folder.py; the tracer subprocess, tracer_subprocess.py; the
+check of a resumed run by a whole one, verification.py.
 """
 
 from __future__ import annotations
 
-import errno
-import json
 import os
 import shutil
-import signal
-import subprocess
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Callable
 
-from cs336_lectures.atomic import write_bytes_atomically
 from cs336_lectures.runtime.i18n.catalog import LANGUAGES, catalog_path
 from cs336_lectures.runtime.i18n.run_messages import Note, count_of, maybe_note, note
-from cs336_lectures.runtime.kernel.client import (
-    KernelProcess,
-    KernelUnavailable,
-    OutputTail,
-)
+from cs336_lectures.runtime.kernel.client import KernelProcess, KernelUnavailable
 from cs336_lectures.runtime.kernel.protocol import EARLY_SUFFIX
-from cs336_lectures.runtime.processes import kernel_can_fork, kill_process_group
-from cs336_lectures.runtime.publish.site import FAILED_SUFFIX
+from cs336_lectures.runtime.processes import kernel_can_fork
 from cs336_lectures.runtime.server.events import EventHub
+from cs336_lectures.runtime.server.tracer_subprocess import TracerProcesses, no_trace_reason
+from cs336_lectures.runtime.server.traces_folder import (TracesFolder, early_trace, failure_message, lecture_source, move,
+                                                         read_trace, shown_early_trace, tail)
+from cs336_lectures.runtime.server.verification import ResumedRun, Verifier
 from cs336_lectures.runtime.server.watch import FileWatcher
-
-TRACER_COMMAND = [sys.executable, "-m", "cs336_lectures", "trace"]
-# Under the traces folder: a resumed run's trace up to the section after the edit, while the
-# sections after it still run (not listed in the index; removed when the run ends).
-EARLY_DIR = "early"
-ERROR_TAIL_LINES = 30
-# The tracer enforces --timeout itself; this only catches a tracer that hangs regardless.
-TRACER_GRACE_SECONDS = 60.0
-DEFAULT_TRACER_LIMIT_SECONDS = 3600.0
 
 
 class Lecture:
@@ -61,6 +47,8 @@ class Lecture:
         self.pending = False
         self.pending_full: Note | None = None  # why the next run must be a whole one (an imported module changed...)
         self.generation = 0
+        self.verifying = False  # a whole run is checking the last resumed one
+        self.traced_source: str | None = None  # the source of the trace served, once known (for the log)
         self.seen = self.stamp()
 
     def sources(self) -> list[Path]:
@@ -84,23 +72,26 @@ class Lecture:
 
 
 class Retracer:
-    """Runs `cs336-lectures trace` for one lecture at a time; requests while one runs coalesce."""
+    """Runs `cs336-lectures trace` for one lecture at a time; requests while one runs coalesce.
+
+    With a `verification_log`, a published run resumed from a checkpoint is then checked by a
+    whole run (verification.py): a difference replaces it, and is said and logged."""
 
     def __init__(self, traces_dir: Path, hub: EventHub, tracer_command: list[str],
-                 max_steps: int | None, timeout: float | None, log: Callable[[str], None] = print):
-        self.traces_dir = traces_dir
+                 max_steps: int | None, timeout: float | None, log: Callable[[str], None] = print,
+                 verification_log: Path | None = None):
+        self.folder = TracesFolder(traces_dir)
         self.hub = hub
-        self.tracer_command = tracer_command
         self.max_steps = max_steps
         self.timeout = timeout
         self.log = log
         self.closed = threading.Event()
-        self._processes: set[subprocess.Popen] = set()
+        self.processes = TracerProcesses(tracer_command, max_steps, timeout, self.closed)
+        self.verifier = Verifier(self, verification_log) if verification_log is not None else None
         self._threads: set[threading.Thread] = set()
         self._lock = threading.Lock()
         self.use_kernels = kernel_can_fork()
         self._kernels: dict[str, KernelProcess] = {}
-        self._running_process: dict[str, subprocess.Popen] = {}  # lecture name -> its tracer subprocess
         self.on_modules: Callable[[Lecture, list[str]], None] = lambda lecture, modules: None
 
     def request(self, lecture: Lecture, *, full: Note | None = None, supersede: bool = False) -> None:
@@ -111,7 +102,7 @@ class Retracer:
                 lecture.pending_full = full
             if lecture.running:
                 lecture.pending = True
-                if supersede:
+                if supersede or lecture.verifying:  # any request outranks checking a run already shown
                     self._cancel(lecture)
                 return
             lecture.running = True
@@ -136,10 +127,14 @@ class Retracer:
 
     def _warm_up(self, lecture: Lecture) -> None:
         try:
-            self._kernel(lecture).run(max_steps=self.max_steps, timeout=self.timeout)
+            lecture.traced_source = lecture.path.read_text(encoding="utf-8")  # the fresh trace's (for the log)
+        except (OSError, UnicodeDecodeError):
+            pass
+        try:
+            self.kernel(lecture).run(max_steps=self.max_steps, timeout=self.timeout)
         except KernelUnavailable as error:
             self.log(f"{lecture.name}: {error}")
-            self._drop_kernel(lecture)
+            self.drop_kernel(lecture)
         finally:
             with lecture.lock:
                 lecture.running = False
@@ -167,9 +162,23 @@ class Retracer:
                     return
                 if outcome is None:  # cancelled by a newer edit, which runs next
                     continue
+                resumed = outcome.pop("resumed", None)
                 self.hub.publish({"trace": lecture.name, "generation": generation, **outcome})
                 self.log(f"{lecture.name}: {outcome['message']}" if outcome["state"] == "ok"
                          else f"{lecture.name}: failed: {outcome['message']}")
+                with lecture.lock:
+                    if lecture.pending:
+                        continue
+                    lecture.verifying = resumed is not None
+                if resumed is None:
+                    return
+                try:
+                    self.verifier.check(lecture, generation, resumed)
+                except Exception as error:  # noqa: BLE001 - a check that fails leaves the published run as it is
+                    self.log(f"{lecture.name}: could not check the resumed run: {error}")
+                finally:
+                    with lecture.lock:
+                        lecture.verifying = False
                 with lecture.lock:
                     if not lecture.pending:
                         return
@@ -179,67 +188,73 @@ class Retracer:
             with self._lock:
                 self._threads.discard(threading.current_thread())
 
-    def command(self, lecture: Lecture, out: Path) -> list[str]:
-        command = [*self.tracer_command, lecture.given, "-o", str(out), "--quiet"]
-        if self.max_steps is not None:
-            command += ["--max-steps", str(self.max_steps)]
-        if self.timeout is not None:
-            command += ["--timeout", f"{self.timeout:g}"]
-        return command
-
     def retrace(self, lecture: Lecture, full: Note | None = None) -> dict | None:
         """Run the lecture (in its warm kernel where the platform allows) and install the result
         if it is good (or nothing better exists); None when a newer edit cancelled the run.
 
         Returns the outcome part of the event: state "ok" or "error", a message, and for a failed
-        run `installed: True` when its trace replaced one that was no better.
+        run `installed: True` when its trace replaced one that was no better; for a resumed run
+        that a whole run is to check, `verification: "pending"` and `resumed` (a ResumedRun, for
+        the worker, not the event).
         """
-        self.traces_dir.mkdir(parents=True, exist_ok=True)
+        self.folder.path.mkdir(parents=True, exist_ok=True)
         if self.use_kernels and not self.closed.is_set():
             try:
                 return self._retrace_in_kernel(lecture, full)
             except KernelUnavailable as error:
                 self.log(f"{lecture.name}: {error}; tracing in a new process instead")
-                self._drop_kernel(lecture)
+                self.drop_kernel(lecture)
         return self._retrace_in_subprocess(lecture)
 
-    def _kernel(self, lecture: Lecture) -> KernelProcess:
+    def kernel(self, lecture: Lecture) -> KernelProcess:
         with self._lock:
             kernel = self._kernels.get(lecture.name)
             if kernel is None:
                 kernel = self._kernels[lecture.name] = KernelProcess(lecture.path, [], log=self.log)
-                kernel.command = self.command(lecture, kernel.out)
+                kernel.command = self.processes.command(lecture, kernel.out)
         return kernel
 
-    def _drop_kernel(self, lecture: Lecture) -> None:
+    def drop_kernel(self, lecture: Lecture) -> None:
         with self._lock:
             kernel = self._kernels.pop(lecture.name, None)
         if kernel is not None:
             kernel.close()
 
     def _retrace_in_kernel(self, lecture: Lecture, full: Note | None) -> dict | None:
-        kernel = self._kernel(lecture)
+        kernel = self.kernel(lecture)
+        served_early = early_trace(self.folder.path, lecture.name)
+        shown = shown_early_trace(self.folder.path, lecture.name)
+        shown.unlink(missing_ok=True)  # the last run's, checked by now
         try:
             reply = kernel.run(max_steps=self.max_steps, timeout=self.timeout, full=full,
                                on_early=lambda message: self._show_early(lecture, kernel, message))
         finally:
-            early_trace(self.traces_dir, lecture.name).unlink(missing_ok=True)
+            if self.verifier is not None and served_early.is_file():
+                os.replace(served_early, shown)  # for the check: was it the start of the whole trace?
+            served_early.unlink(missing_ok=True)
         if reply is None:
             return None
         self.on_modules(lecture, reply.get("modules") or [])
         produced = kernel.out / f"{lecture.name}.json"
-        self._install_assets(kernel.out)  # content-addressed: harmless, and a later resumed run may need them
-        trace = _read_trace(produced) if reply.get("status") is not None else None
+        self.folder.install_assets(kernel.out)  # content-addressed: harmless, and a later resumed run may need them
+        trace = read_trace(produced) if reply.get("status") is not None else None
         if trace is None:
             reason = reply.get("message") or "the run wrote no trace"
             output = kernel.output_tail()
             return {"state": "error", "message": f"{reason}\n{output}".strip()}
+        summary = run_summary(reply)
         if reply["state"] == "ok":
-            self._install(kernel.out, produced)
-            (self.traces_dir / f"{lecture.name}{FAILED_SUFFIX}").unlink(missing_ok=True)
-            summary = run_summary(reply)
-            return {"state": "ok", "message": str(summary), "note": summary.to_json(), "mode": reply["mode"]}
-        return self._install_failure(lecture, kernel.out, produced, _failure_message(trace, kernel.output_tail(), 2))
+            self.folder.install_good(kernel.out, produced, lecture.name)
+            outcome = {"state": "ok", "message": str(summary), "note": summary.to_json(), "mode": reply["mode"]}
+        else:
+            outcome = self.folder.install_failure(lecture.name, kernel.out, produced,
+                                            failure_message(trace, kernel.output_tail(), 2))
+        old_source, lecture.traced_source = lecture.traced_source, lecture_source(trace)
+        if reply["mode"] == "incremental" and self.verifier is not None:
+            outcome["verification"] = "pending"
+            outcome["resumed"] = ResumedRun(trace, summary, outcome["state"], old_source,
+                                            shown if shown.is_file() else None)
+        return outcome
 
     def _show_early(self, lecture: Lecture, kernel: KernelProcess, message: dict) -> None:
         """The edited section has run again and the sections after it are running: let viewers
@@ -247,116 +262,56 @@ class Retracer:
         produced = kernel.out / f"{lecture.name}{EARLY_SUFFIX}"
         if not produced.is_file():
             return
-        self._install_assets(kernel.out)
-        served = early_trace(self.traces_dir, lecture.name)
+        self.folder.install_assets(kernel.out)
+        served = early_trace(self.folder.path, lecture.name)
         served.parent.mkdir(exist_ok=True)
-        _move(produced, served)
+        move(produced, served)
         with lecture.lock:
             generation = lecture.generation
         summary = early_summary(message)
         self.hub.publish({"trace": lecture.name, "state": "early", "generation": generation,
-                          "file": served.relative_to(self.traces_dir).as_posix(), "until": message.get("until", 0),
+                          "file": served.relative_to(self.folder.path).as_posix(), "until": message.get("until", 0),
                           "message": str(summary), "note": summary.to_json()})
 
     def _cancel(self, lecture: Lecture) -> None:
         """Stop the run in progress for `lecture` (called with lecture.lock held)."""
         with self._lock:
             kernel = self._kernels.get(lecture.name)
-            process = self._running_process.get(lecture.name)
         if kernel is not None:
             kernel.cancel()
-        if process is not None:
-            kill_process_group(process)
+        self.processes.cancel(lecture.name)
 
     def _retrace_in_subprocess(self, lecture: Lecture) -> dict | None:
-        staging = Path(tempfile.mkdtemp(prefix=f".retrace-{lecture.name}.", dir=self.traces_dir))
+        staging = Path(tempfile.mkdtemp(prefix=f".retrace-{lecture.name}.", dir=self.folder.path))
         try:
             started = time.monotonic()
-            returncode, stderr = self._run(self.command(lecture, staging), lecture)
+            returncode, stderr = self.processes.run(self.processes.command(lecture, staging), lecture.name)
             if returncode is None:
                 return None
             produced = staging / f"{lecture.name}.json"
-            trace = _read_trace(produced)
+            trace = read_trace(produced)
             if trace is None:
-                reason = tail(stderr) or f"the tracer exited with status {returncode} and wrote no trace"
+                reason = tail(stderr) or no_trace_reason(returncode)
                 return {"state": "error", "message": reason}
             header = trace["header"]
+            lecture.traced_source = lecture_source(trace)
             if returncode == 0 and header.get("status") == "ok":
-                self._install(staging, produced)
-                (self.traces_dir / f"{lecture.name}{FAILED_SUFFIX}").unlink(missing_ok=True)
+                self.folder.install_good(staging, produced, lecture.name)
                 summary = note("traced {steps} in {seconds} s", steps=count_of(header.get("num_steps", 0), "step", "steps"),
                                seconds=f"{time.monotonic() - started:.1f}")
                 return {"state": "ok", "message": str(summary), "note": summary.to_json()}
-            return self._install_failure(lecture, staging, produced, _failure_message(trace, stderr, returncode))
+            return self.folder.install_failure(lecture.name, staging, produced, failure_message(trace, stderr, returncode))
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-
-    def _run(self, command: list[str], lecture: Lecture) -> tuple[int | None, str]:
-        """Run the tracer in its own session, its output read with a bound; (None, "") when cancelled."""
-        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, start_new_session=True)
-        output = [OutputTail(process.stdout), OutputTail(process.stderr)]
-        with self._lock:
-            self._processes.add(process)
-            self._running_process[lecture.name] = process
-        try:
-            limit = (self.timeout or DEFAULT_TRACER_LIMIT_SECONDS) + TRACER_GRACE_SECONDS
-            note = ""
-            try:
-                process.wait(timeout=limit)
-            except subprocess.TimeoutExpired:
-                note = f"\nthe tracer did not finish within {limit:.0f} s and was stopped"
-            kill_process_group(process)  # whatever the lecture started dies with the run
-            for tail in output:
-                tail.thread.join(timeout=5)
-            if process.returncode == -signal.SIGKILL and not note:
-                return None, ""
-            stdout, stderr = (tail.text() for tail in output)
-            return process.returncode, (stderr or stdout) + note
-        finally:
-            with self._lock:
-                self._processes.discard(process)
-                self._running_process.pop(lecture.name, None)
-
-    def _has_good_trace(self, lecture: Lecture) -> bool:
-        trace = _read_trace(self.traces_dir / f"{lecture.name}.json")
-        return trace is not None and trace["header"].get("status") == "ok"
-
-    def _install(self, staging: Path, produced: Path, name: str | None = None) -> None:
-        """Assets first (content-addressed, so overwriting is harmless), then the trace (as `name`)."""
-        self._install_assets(staging)
-        _move(produced, self.traces_dir / (name or produced.name))
-
-    def _install_failure(self, lecture: Lecture, staging: Path, produced: Path, message: str) -> dict:
-        """A failed run's outcome: its trace replaces one that is no better, else it is kept beside
-        the good trace as NAME.failed.json (out of the index) so the viewer can open it at its error."""
-        outcome = {"state": "error", "message": message}
-        if not self._has_good_trace(lecture):
-            self._install(staging, produced)
-            outcome["installed"] = True
-            outcome["failed_trace"] = lecture.name
-        else:
-            self._install(staging, produced, f"{lecture.name}{FAILED_SUFFIX}")
-            outcome["failed_trace"] = f"{lecture.name}{FAILED_SUFFIX}".removesuffix(".json")
-        return outcome
-
-    def _install_assets(self, staging: Path) -> None:
-        assets = staging / "assets"
-        if assets.is_dir():
-            (self.traces_dir / "assets").mkdir(exist_ok=True)
-            for asset in assets.iterdir():
-                _move(asset, self.traces_dir / "assets" / asset.name)
 
     def close(self) -> None:
         """Kill every run and kernel (and what they started), remove their folders, end the threads."""
         self.closed.set()
         with self._lock:
-            processes = list(self._processes)
             threads = list(self._threads)
             kernels = list(self._kernels.values())
             self._kernels.clear()
-        for process in processes:
-            kill_process_group(process)
+        self.processes.kill_all()
         for kernel in kernels:
             kernel.close()
         for thread in threads:
@@ -397,48 +352,6 @@ def _sections_after(reply: dict) -> int:
 
 def _sections(count: int) -> Note:
     return count_of(count, "section", "sections")
-
-
-def early_trace(traces_dir: Path, name: str) -> Path:
-    """Where the server serves the early view of lecture `name`'s run in progress."""
-    return traces_dir / EARLY_DIR / f"{name}.json"
-
-
-def _move(source: Path, target: Path) -> None:
-    """Rename, or copy atomically where the two are on different file systems."""
-    try:
-        os.replace(source, target)
-    except OSError as error:
-        if error.errno != errno.EXDEV:
-            raise
-        write_bytes_atomically(target, source.read_bytes())
-        source.unlink()
-
-
-def _read_trace(path: Path) -> dict | None:
-    """The trace at `path` as parsed JSON, or None unless it is readable and has a header."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) and isinstance(data.get("header"), dict) else None
-
-
-def _failure_message(trace: dict, stderr: str, returncode: int) -> str:
-    """Why a traced run is not good: the header's message and the traceback of the error step."""
-    header = trace["header"]
-    lines = [header.get("message") or f"the lecture stopped with status {header.get('status')}"]
-    try:
-        steps = trace.get("steps") or []
-        extras = steps[-1][2] if steps and len(steps[-1]) > 2 else {}
-        error = extras.get("x") if isinstance(extras, dict) else None
-        if error and error.get("traceback"):
-            lines.append(tail(error["traceback"]))
-    except (IndexError, AttributeError):  # a malformed trace: the header's message alone
-        pass
-    if returncode not in (0, 1) and stderr.strip():
-        lines.append(tail(stderr))
-    return "\n".join(lines)
 
 
 class LectureWatcher:
@@ -484,6 +397,3 @@ class LectureWatcher:
                 self.retracer.request(self.lectures[name], full=note("{module} changed", module=shown), supersede=True)
 
 
-def tail(text: str, lines: int = ERROR_TAIL_LINES) -> str:
-    """The last `lines` lines of `text`: where a traceback or a tracer's stderr says what went wrong."""
-    return "\n".join(text.strip().splitlines()[-lines:])

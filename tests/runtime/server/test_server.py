@@ -353,7 +353,7 @@ def test_serve_bounds_every_retrace_by_default(workspace):
     server = LectureServer([Path(args.lectures[0])], workspace / "traces", port=0, viewer_dir=workspace / "viewer",
                            max_steps=args.max_steps, timeout=args.timeout, log=lambda message: None)
     try:
-        command = server.retracer.command(server.lectures["lecture_t"], workspace / "out")
+        command = server.retracer.processes.command(server.lectures["lecture_t"], workspace / "out")
     finally:
         server.server_close()
     assert int(command[command.index("--max-steps") + 1]) > 0

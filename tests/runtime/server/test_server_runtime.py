@@ -203,3 +203,24 @@ def test_a_fresh_trace_is_kept_but_the_kernel_warms_up(server, project):
     event = wait_for(listener, "lec")
     assert event["state"] == "ok" and event["mode"] == "incremental", event
     assert trace_values(project, "b") == [10]
+
+
+@needs_kernel
+def test_a_run_that_kills_its_own_session_ends_in_one_error_and_the_next_save_works(server, project):
+    """The lecture kills its kernel (its session leader), then the tracer process that replaces it:
+    one error, no endless restarts; once the line is gone, saves run as before."""
+    listener = first_run(server)
+    lecture = project / "lectures" / "lec.py"
+    lecture.write_text(LECTURE.replace('    print("body", b)\n', '    print("body", b)\n    import os, signal\n'
+                                       '    os.kill(os.getsid(0), signal.SIGKILL)\n'))
+    events = [wait_for(listener, "lec", ("running", "early", "ok", "error"))]
+    while events[-1]["state"] not in ("ok", "error") and len(events) < 4:  # restarting for ever sends only "running"
+        events.append(wait_for(listener, "lec", ("running", "early", "ok", "error")))
+    assert [event["state"] for event in events] == ["running", "error"], events
+    assert "killed by SIGKILL" in events[-1]["message"], events[-1]
+    wait_idle(server, "lec")
+    assert listener.live.empty(), listener.live.get()
+    lecture.write_text(LECTURE.replace("scale(3)", "scale(8)"))
+    event = wait_for(listener, "lec")
+    assert event["state"] == "ok", event
+    assert trace_values(project, "b") == [16]
