@@ -34,7 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run"]
-DEFAULT_LECTURES = ["lecture_01:tokenization_summary", "lecture_02:exercise_napkin_math_rtx4080"]
+DEFAULT_LECTURES = ["lecture_01:tokenization_examples", "lecture_01:bpe_encoding", "lecture_01:tokenization_summary",
+                    "lecture_02:tensor_storage", "lecture_02:optimizer_state_table",
+                    "lecture_02:exercise_napkin_math_rtx4080"]
 TARGET_S = 0.5
 WAIT_MS = 300_000
 
@@ -117,8 +119,11 @@ def main() -> int:
         folder = Path(tmp)
         os.chdir(folder)
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        sections: dict[str, list[str]] = {}  # lecture -> its sections to edit, one server per lecture
         for spec in args.lecture or DEFAULT_LECTURES:
             name, section = spec.split(":")
+            sections.setdefault(name, []).append(section)
+        for name, edited in sections.items():
             lecture = folder / "lectures" / f"{name}.py"
             lecture.parent.mkdir(exist_ok=True)
             shutil.copy(ROOT / "lectures" / f"{name}.py", lecture)
@@ -131,17 +136,19 @@ def main() -> int:
                 if first["state"] != "ok":
                     raise RuntimeError(f"{name}: the first trace failed: {first['message']}")
                 server.watcher.files.ready.wait(10)
-                trace = json.loads((folder / "traces" / f"{name}.json").read_text())
-                page = browser.new_page(viewport={"width": 1400, "height": 900})
-                page.goto(f"http://127.0.0.1:{server.port}/?token={server.token}&trace={name}"
-                          f"&step={step_in(trace, section)}")
-                page.wait_for_selector(".line.current", state="attached", timeout=WAIT_MS)
-                results[spec] = {}
-                for mode in ("incremental", "kernel, whole lecture", "new process"):
-                    results[spec][mode], wholes = measure(page, server, lecture, section, args.edits, mode)
-                    if mode == "incremental":
-                        whole_traces[spec] = wholes
-                page.close()
+                for section in edited:
+                    spec = f"{name}:{section}"
+                    trace = json.loads((folder / "traces" / f"{name}.json").read_text())
+                    page = browser.new_page(viewport={"width": 1400, "height": 900})
+                    page.goto(f"http://127.0.0.1:{server.port}/?token={server.token}&trace={name}"
+                              f"&step={step_in(trace, section)}")
+                    page.wait_for_selector(".line.current", state="attached", timeout=WAIT_MS)
+                    results[spec] = {}
+                    for mode in ("incremental", "kernel, whole lecture", "new process"):
+                        results[spec][mode], wholes = measure(page, server, lecture, section, args.edits, mode)
+                        if mode == "incremental":
+                            whole_traces[spec] = wholes
+                    page.close()
             finally:
                 server.close()
         browser.close()

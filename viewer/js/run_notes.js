@@ -48,8 +48,17 @@ const NOTES = {
     'the lecture could not be parsed': 'лекцию не удалось разобрать',
     'CUDA was initialised (a process cannot fork after that)': 'инициализирована CUDA (после этого процесс нельзя копировать через fork)',
     'the lecture started a thread ({name})': 'лекция запустила поток ({name})',
-    "torch's thread pool is running (parallel operations cannot be forked)":
-      'работает пул потоков torch (параллельные операции не переживают fork)',
+    "torch's thread pool is running (parallel operations cannot be forked; install LLVM's OpenMP: apt-get install libomp5)":
+      'работает пул потоков torch (параллельные операции не переживают fork; установите OpenMP от LLVM: apt-get install libomp5)',
+    '{run}; resumed early: {reason}': '{run}; продолжено раньше правки: {reason}',
+    '`{name}` changed, and code that ran earlier refers to it': '`{name}` изменилась, а код, выполненный раньше, ссылается на неё',
+    'code that ran earlier looks names up at run time (`{name}`)': 'код, выполненный раньше, ищет имена во время работы (`{name}`)',
+    'the lecture wrote {path}': 'лекция записала {path}',
+    'the lecture ran a program ({name})': 'лекция запустила программу ({name})',
+    'a process the lecture started wrote or ran {what}': 'процесс, запущенный лекцией, записал или запустил {what}',
+    'the lecture looks at its own process (`{name}`), which only a new process shows as `cs336-lectures trace` would':
+      'лекция смотрит на собственный процесс (`{name}`), а его таким, как при `cs336-lectures trace`, покажет только новый процесс',
+    'the lecture did something the kernel cannot follow ({event})': 'лекция сделала то, что ядро не может отследить ({event})',
     'this platform cannot list child processes': 'на этой платформе нельзя узнать дочерние процессы',
     'the lecture left a child process running': 'лекция оставила работающий дочерний процесс',
     'the imports changed': 'изменились импорты',
@@ -95,7 +104,17 @@ const NOTES = {
     'the lecture could not be parsed': '无法解析讲座代码',
     'CUDA was initialised (a process cannot fork after that)': 'CUDA 已初始化（此后进程无法 fork）',
     'the lecture started a thread ({name})': '讲座启动了一个线程（{name}）',
-    "torch's thread pool is running (parallel operations cannot be forked)": 'torch 的线程池正在运行（并行运算无法 fork）',
+    "torch's thread pool is running (parallel operations cannot be forked; install LLVM's OpenMP: apt-get install libomp5)":
+      'torch 的线程池正在运行（并行运算无法 fork；请安装 LLVM 的 OpenMP：apt-get install libomp5）',
+    '{run}; resumed early: {reason}': '{run}；从改动之前的位置接着运行：{reason}',
+    '`{name}` changed, and code that ran earlier refers to it': '`{name}` 有改动，而之前运行的代码引用了它',
+    'code that ran earlier looks names up at run time (`{name}`)': '之前运行的代码在运行时查找名字（`{name}`）',
+    'the lecture wrote {path}': '讲座写入了 {path}',
+    'the lecture ran a program ({name})': '讲座运行了一个程序（{name}）',
+    'a process the lecture started wrote or ran {what}': '讲座启动的进程写入或运行了 {what}',
+    'the lecture looks at its own process (`{name}`), which only a new process shows as `cs336-lectures trace` would':
+      '讲座查看了自身的进程（`{name}`），只有新进程才能像 `cs336-lectures trace` 那样呈现它',
+    'the lecture did something the kernel cannot follow ({event})': '讲座做了内核无法跟踪的操作（{event}）',
     'this platform cannot list child processes': '此平台无法列出子进程',
     'the lecture left a child process running': '讲座留下了一个仍在运行的子进程',
     'the imports changed': 'import 语句有改动',

@@ -35,25 +35,31 @@ import inspect
 import json
 import linecache
 import os
+import platform
 import random
 import selectors
 import signal
 import socket
+import stat
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 import types
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from cs336_lectures.runtime.kernel import edits
+from cs336_lectures.runtime.kernel.effects import Effects, first_hazard
 from cs336_lectures.runtime.kernel.protocol import EARLY_SUFFIX, RUN_GRACE_SECONDS, STACKS_SIGNAL, MessageLines, send
 from cs336_lectures.runtime.lecture.directives import parse_directives
 from cs336_lectures.runtime.i18n.run_messages import Note, maybe_note, note
 from cs336_lectures.runtime.render.rendering import highlight_lines
 from cs336_lectures.runtime.trace.format import write_trace
+from cs336_lectures.runtime.tracing import ranks
 from cs336_lectures.runtime.tracing.engine import Tracer
 from cs336_lectures.runtime.tracing.lecture_run import creation_time, trace_lecture
 from cs336_lectures.runtime.tracing.result import LectureError
@@ -142,12 +148,19 @@ class Runner:
         self.header: dict = {}
         self.early = False  # a resumed run: write the trace so far at the next section, for the viewer
         self.future_flags = 0
+        self.reached: list[dict] = []  # every section main() called: {"index", "section", "line", "steps"}
+        self.descriptors: list[tuple[int, int, int]] = []  # at the last checkpoint: (fd, flags, offset) of files
+        exempt = {os.path.join(folder, "") for root in (out, Path("var/files"))
+                  for folder in (os.path.abspath(root), os.path.realpath(root))}
+        exempt.add(os.path.join(tempfile.gettempdir(), ranks.STAGING_PREFIX))
+        self.effects = Effects(self._step_now, tuple(sorted(exempt)))
 
     # tracer.TraceHooks
 
     def importing(self, load: Callable[[], None]) -> Callable[[], None]:
         def traced_load() -> None:
             self.python_threads = set(threading.enumerate())  # a thread the import starts is the lecture's
+            self.effects.install()  # what the lecture does to files from its import on
             previous = sys.gettrace()
             sys.settrace(self._import_touch)
             try:
@@ -187,6 +200,9 @@ class Runner:
         self.future_flags = _future_flags(module)
         tracer.section_watch = (main.__code__, frozenset(self.sections), self._at_section)
 
+    def _step_now(self) -> int:
+        return len(self.tracer.steps) if self.tracer is not None else -1
+
     # where code first ran
 
     def _touch(self, code: types.CodeType, step: int) -> None:
@@ -222,7 +238,7 @@ class Runner:
         if not _FORK_SAFE_OPENMP and os_threads is not None and os_threads > len(threading.enumerate()):
             # torch's OpenMP pool: a forked child that runs a parallel operation would hang, and
             # one limited to a single thread could compute different sums than a full run.
-            return note("torch's thread pool is running (parallel operations cannot be forked)")
+            return note("torch's thread pool is running (parallel operations cannot be forked; install LLVM's OpenMP: apt-get install libomp5)")
         children = _child_processes()
         if children is None:
             return note("this platform cannot list child processes")
@@ -235,6 +251,7 @@ class Runner:
         tracer = self.tracer
         line = tracer.steps[-1][1]
         index, name = self.sections[line]
+        self.reached.append({"index": index, "section": name, "line": line, "steps": len(tracer.steps)})
         if self.early:
             self.early = False
             self._write_early()
@@ -254,11 +271,14 @@ class Runner:
         steps = len(tracer.steps)
         # Python reseeds its global generator in every fork child; the checkpoint puts it back.
         self.random_state = random.getstate()
+        self.descriptors = _file_descriptors()
+        if ranks.following is not None:
+            ranks.following.hold_parts()  # the run removes its staging folder when it ends
         pid = os.fork()
         if pid == 0:
             self._checkpoint(index, name, steps)  # returns only in a resumed child
         else:
-            self.checkpoints.append({"pid": pid, "index": index, "section": name, "steps": steps})
+            self.checkpoints.append({"pid": pid, "index": index, "section": name, "line": line, "steps": steps})
 
     def _checkpoint(self, index: int, name: str, steps: int) -> None:
         """The checkpoint's life: wait for orders; return (in a forked child) to resume the run."""
@@ -304,6 +324,10 @@ class Runner:
         """In the child of a checkpoint: swap in the edited code and go on with main()."""
         random.setstate(self.random_state)
         os.setpgid(0, 0)
+        _reopen(self.descriptors)  # offsets of its own: the run it forked from went on reading
+        self.effects.adopt()
+        if ranks.following is not None:
+            ranks.following.continue_in_this_process()
         self.run_id = order["id"]
         self.channel = _connect(self.socket_path)
         send(self.channel, {"role": "run", "id": self.run_id, "pid": os.getpid()})
@@ -392,6 +416,7 @@ class Runner:
             modules = _local_modules(self.lecture, [name for name in list(sys.modules) if name not in self.modules_at_resume])
         send(channel, {"role": "done", "id": self.run_id, "first_step": self.first_step,
                        "checkpoints": self.checkpoints, "unsafe": self.unsafe.to_json() if self.unsafe else None,
+                       "reached": self.reached, "hazards": self.effects.hazards(),
                        "source": self.source,
                        "sections": len(self.sections),
                        "modules": modules, **message})
@@ -467,6 +492,38 @@ def _local_modules(lecture: Path, names: list[str] | None = None) -> list[str]:
     return sorted(files)
 
 
+def _file_descriptors() -> list[tuple[int, int, int]]:
+    """This process's open regular files: (descriptor, flags, offset)."""
+    found = []
+    try:
+        descriptors = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        return found
+    for descriptor in descriptors:
+        try:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                continue
+            with open(f"/proc/self/fdinfo/{descriptor}") as info:
+                fields = dict(line.split(":", 1) for line in info if ":" in line)
+            found.append((descriptor, int(fields["flags"].strip(), 8), int(fields["pos"].strip())))
+        except (OSError, KeyError, ValueError):
+            continue
+    return found
+
+
+def _reopen(descriptors: list[tuple[int, int, int]]) -> None:
+    """Give each open file a description of its own at the offset it had at the checkpoint. A forked
+    process shares its parent's: the run that went on from the checkpoint moved those offsets."""
+    for descriptor, flags, offset in descriptors:
+        try:
+            fresh = os.open(f"/proc/self/fd/{descriptor}", flags & (os.O_ACCMODE | os.O_APPEND))
+        except OSError:
+            continue
+        os.dup2(fresh, descriptor, inheritable=not flags & os.O_CLOEXEC)
+        os.close(fresh)
+        os.lseek(descriptor, offset, os.SEEK_SET)
+
+
 def _connect(path: str) -> socket.socket:
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     connection.connect(path)
@@ -489,6 +546,7 @@ class Checkpoint:
     pid: int
     index: int
     section: str
+    line: int  # main()'s line that calls the section
     steps: int
     source: str  # the source its code was compiled from
     connection: socket.socket | None = None
@@ -504,6 +562,7 @@ class Run:
     deadline: float | None
     pid: int = 0  # known once the run says hello
     dead_since: float | None = None
+    process: subprocess.Popen | None = None  # a run in a new process (the lecture looks at its own)
 
 
 @dataclass
@@ -514,6 +573,8 @@ class Finished:
     checkpoints: list[Checkpoint]
     unsafe: Note | None  # why checkpoints stopped being taken
     sections: int
+    reached: list[dict] = field(default_factory=list)  # each section main() called: index, section, line, steps
+    hazards: list[dict] = field(default_factory=list)  # effects.Effects.hazards of the run
 
 
 class Kernel:
@@ -527,6 +588,7 @@ class Kernel:
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.listener.bind(self.socket_path)
         self.listener.listen(64)
+        self.listener.setblocking(False)  # a connection select() reported may be gone before accept()
         self.selector = selectors.DefaultSelector()
         self.selector.register(self.listener, selectors.EVENT_READ, "accept")
         self.selector.register(control, selectors.EVENT_READ, "control")
@@ -553,7 +615,11 @@ class Kernel:
             if key.data == "control" and not orders:
                 continue
             if key.data == "accept":
-                connection, _ = self.listener.accept()
+                try:
+                    connection, _ = self.listener.accept()
+                except (BlockingIOError, InterruptedError):
+                    continue
+                connection.setblocking(True)
                 self.selector.register(connection, selectors.EVENT_READ, MessageLines(connection))
             elif key.data == "control":
                 messages = self.control_lines.read_available()
@@ -615,6 +681,11 @@ class Kernel:
         except (OSError, UnicodeDecodeError) as error:
             self.reply({"id": order["id"], "state": "error", "message": f"cannot read {self.lecture}: {error}"})
             return
+        looking = _looks_at_its_process(self.outline(source))
+        if looking is not None:
+            self.start_new_process(order, note("the lecture looks at its own process (`{name}`), which only a new "
+                                               "process shows as `cs336-lectures trace` would", name=looking))
+            return
         checkpoint, changed, reason = self.plan(source, maybe_note(order.get("full")))
         order = {**order, "starts": self.starts(source)}
         self.accepting = order["id"]
@@ -623,7 +694,7 @@ class Kernel:
         deadline = now + timeout + RUN_GRACE_SECONDS if timeout else None
         if checkpoint is not None:
             if self.resume(checkpoint, order, source, changed):
-                self.run = Run(order["id"], "incremental", None, checkpoint, now, deadline)
+                self.run = Run(order["id"], "incremental", reason, checkpoint, now, deadline)
                 return
             reason = note("the checkpoint before `{section}` was gone", section=checkpoint.section)
         pid = os.fork()
@@ -633,6 +704,36 @@ class Kernel:
             self.control.close()
             _run_full(self.lecture, self.out, self.socket_path, order, source, self.command)
         self.run = Run(order["id"], "full", reason, None, now, deadline, pid)
+
+    def start_new_process(self, order: dict, reason: Note) -> None:
+        """Trace the lecture with `cs336-lectures trace` in a new process (its own process group)."""
+        self.retire(self.finished.checkpoints if self.finished else [])
+        self.finished, self.no_state_reason = None, reason  # what it did to files is not known here
+        timeout = order.get("timeout")
+        command = [sys.executable, "-m", "cs336_lectures", "trace", str(self.lecture), "-o", str(self.out), "--quiet"]
+        if order.get("max_steps"):
+            command += ["--max-steps", str(order["max_steps"])]
+        if timeout:
+            command += ["--timeout", f"{timeout:g}"]
+        (self.out / f"{self.lecture.stem}.json").unlink(missing_ok=True)
+        process = subprocess.Popen(command, stdin=subprocess.DEVNULL, process_group=0)
+        now = time.monotonic()
+        self.run = Run(order["id"], "full", reason, None, now, now + timeout + RUN_GRACE_SECONDS if timeout else None,
+                       process.pid, process=process)
+
+    def on_new_process_end(self, run: Run) -> None:
+        self.run = None
+        try:
+            trace = json.loads((self.out / f"{self.lecture.stem}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.reply({"id": run.id, "state": "error", "mode": run.mode,
+                        "message": f"the tracer exited with status {run.process.returncode} and wrote no trace"})
+            return
+        header = trace["header"]
+        self.reply({"id": run.id, "state": "ok" if header.get("status") == "ok" else "error", "mode": run.mode,
+                    "elapsed_s": round(time.monotonic() - run.started, 3), "status": header.get("status"),
+                    "message": header.get("message"), "modules": [], "steps": len(trace["steps"]), "sections": None,
+                    "unsafe": None, "reason": str(run.reason), "reason_note": run.reason.to_json()})
 
     def outline(self, source: str) -> edits.Outline | None:
         """edits.outline, remembered for the sources checkpoints hold; None if it does not parse."""
@@ -651,28 +752,68 @@ class Kernel:
                        *(statement.first for statement in outline.statements)})
 
     def plan(self, source: str, forced: Note | None) -> tuple[Checkpoint | None, list[dict], Note | None]:
-        """The checkpoint to resume from and the functions to swap, or (None, [], why not)."""
+        """The checkpoint to resume from, the functions to swap, and why it is not a later one; or
+        (None, [], why the whole lecture runs).
+
+        The rule (DEVELOPERS.md, "Which checkpoint"): a checkpoint is usable when no name the edit
+        touched is within reach of the code that ran before it, nothing it reached looks names up
+        at run time, and the run had done nothing to files or processes before it that a resumed
+        run would meet changed."""
         if forced:
             return None, [], forced
-        if self.finished is None:
+        finished = self.finished
+        if finished is None:
             return None, [], self.no_state_reason
         new = self.outline(source)
         if new is None:
             return None, [], note("the lecture does not parse")
-        for checkpoint in reversed(self.finished.checkpoints):
+        earlier: Note | None = None  # why a checkpoint after the edited code could not be used
+        for checkpoint in reversed(finished.checkpoints):
             edit = edits.compare(self.outline(checkpoint.source), new)
             if edit.unsafe is not None:
                 return None, [], edit.unsafe
-            first = min((self.finished.first_step.get(name, sys.maxsize) for name in edit.changed), default=sys.maxsize)
-            if checkpoint.steps <= first:
-                return checkpoint, [_describe_change(name, new) for name in sorted(edit.changed)], None
-        if not self.finished.checkpoints:
-            if self.finished.unsafe is not None:
-                return None, [], note("no checkpoint: {reason}", reason=self.finished.unsafe)
-            if not self.finished.sections:
+            if any(finished.first_step.get(name, sys.maxsize) < checkpoint.steps for name in edit.changed):
+                continue  # changed code ran before it: the edit's own section or an earlier one
+            refusal = self.refusal(checkpoint, edit.changed)
+            if refusal is None:
+                earlier = earlier or self.stopped_before(checkpoint, edit.changed)
+                return checkpoint, [_describe_change(name, new) for name in sorted(edit.changed)], earlier
+            earlier = earlier or note("{reason}, before `{section}`", reason=refusal, section=checkpoint.section)
+        if earlier is not None:
+            return None, [], earlier
+        if not finished.checkpoints:
+            if finished.unsafe is not None:
+                return None, [], note("no checkpoint: {reason}", reason=finished.unsafe)
+            if not finished.sections:
                 return None, [], note("{entry}() calls no top-level function of the lecture", entry=edits.ENTRY)
             return None, [], note("no checkpoint was kept")
         return None, [], note("the edit changes code that ran before the first section")
+
+    def refusal(self, checkpoint: Checkpoint, changed: frozenset[str]) -> Note | None:
+        """Why resuming from `checkpoint` could show what a fresh run of the edit would not, or None
+        (given that no changed function ran traced before it)."""
+        finished = self.finished
+        old = self.outline(checkpoint.source)
+        if changed:
+            ran = {name for name, step in finished.first_step.items() if step < checkpoint.steps}
+            ran.discard(edits.ENTRY)  # main()'s part before the checkpoint is read line by line
+            reach = old.reach(old.at_import() | old.entry_names_before(checkpoint.line) | ran)
+            touched = sorted(changed & reach)
+            if touched:
+                return note("`{name}` changed, and code that ran earlier refers to it", name=touched[0])
+            reflective = sorted(reach & edits.REFLECTIVE)
+            if reflective:
+                return note("code that ran earlier looks names up at run time (`{name}`)", name=reflective[0])
+        return first_hazard(finished.hazards, checkpoint.steps)
+
+    def stopped_before(self, checkpoint: Checkpoint, changed: frozenset[str]) -> Note | None:
+        """When checkpoints stopped between `checkpoint` and the section the edit first affects: why."""
+        finished = self.finished
+        if finished.unsafe is None or any(kept.index > checkpoint.index for kept in finished.checkpoints):
+            return None
+        first = min((finished.first_step.get(name, sys.maxsize) for name in changed), default=sys.maxsize)
+        later = [section for section in finished.reached if checkpoint.steps < section["steps"] <= first]
+        return finished.unsafe if later else None
 
     def resume(self, checkpoint: Checkpoint, order: dict, source: str, changed: list[dict]) -> bool:
         try:
@@ -704,9 +845,9 @@ class Kernel:
                  "status": message.get("status"), "message": message.get("message"),
                  "modules": message.get("modules", []), "steps": message.get("steps"),
                  "sections": message.get("sections"), "unsafe": str(unsafe) if unsafe else None}
-        if run.mode == "full":
+        if run.reason is not None:  # a resumed run's says why it resumed earlier than the edit
             reply["reason"], reply["reason_note"] = str(run.reason), run.reason.to_json()
-        else:
+        if run.mode == "incremental":
             reply["section"] = run.resumed.section
             reply["reused"] = run.resumed.index
         if ok:
@@ -714,7 +855,8 @@ class Kernel:
             kept = [checkpoint for checkpoint in old if run.resumed is not None and checkpoint.steps <= run.resumed.steps]
             self.retire([checkpoint for checkpoint in old if checkpoint not in kept])
             self.finished = Finished(message["first_step"], kept + checkpoints, unsafe,
-                                     message.get("sections") or 0)
+                                     message.get("sections") or 0, message.get("reached", []),
+                                     message.get("hazards", []))
             held = {checkpoint.source for checkpoint in self.finished.checkpoints}
             self.outlines = {source: outline for source, outline in self.outlines.items() if source in held}
         else:  # a failed run's checkpoints go; the last good run's stay, and stay valid
@@ -747,7 +889,9 @@ class Kernel:
             self.sweep()
             return
         now = time.monotonic()
-        if run.deadline is not None and now > run.deadline:
+        if run.process is not None and run.process.poll() is not None:
+            self.on_new_process_end(run)
+        elif run.deadline is not None and now > run.deadline:
             self.cancel()
             self.reply({"id": run.id, "state": "error", "mode": run.mode,
                         "message": "the run did not end within its time limit and was stopped"})
@@ -807,6 +951,20 @@ class Kernel:
         self.sweep(everything=True)
         _reap()
         self.listener.close()
+
+
+# Names with which a lecture reads what differs between a kernel's run and a new process: modules
+# the kernel imported, the threads it runs, the process group and session it made.
+_PROCESS_LOOKS = (("sys", "modules"), ("threading", "active_count"), ("threading", "enumerate"),
+                  ("os", "getpgrp"), ("os", "getpgid"), ("os", "getsid"), ("os", "tcgetpgrp"))
+
+
+def _looks_at_its_process(outline: edits.Outline | None) -> str | None:
+    """How the lecture's code looks at its own process (`sys.modules`...), or None."""
+    if outline is None:
+        return None
+    names = outline.reach(outline.at_import() | {edits.ENTRY})
+    return next((f"{module}.{name}" for module, name in _PROCESS_LOOKS if module in names and name in names), None)
 
 
 def _describe_change(name: str, new: edits.Outline) -> dict:
@@ -874,6 +1032,8 @@ def _prewarm() -> None:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - a missing library is the lecture's problem, not the kernel's
             pass
+    # The trace header's platform runs `uname -p` once per process: here, not as a program the run ran.
+    platform.platform()
 
 
 def main(argv: list[str] | None = None) -> int:

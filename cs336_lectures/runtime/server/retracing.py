@@ -329,10 +329,13 @@ def run_summary(reply: dict) -> Note:
     if reply.get("mode") == "incremental":
         after, reused = _sections_after(reply), _sections(reply["reused"])
         if after > 0:
-            return note("re-ran `{section}` and the {after} after it ({seconds} s); {reused} reused",
-                        section=reply["section"], after=_sections(after), seconds=seconds, reused=reused)
-        return note("re-ran `{section}` ({seconds} s); {reused} reused", section=reply["section"], seconds=seconds,
-                    reused=reused)
+            summary = note("re-ran `{section}` and the {after} after it ({seconds} s); {reused} reused",
+                           section=reply["section"], after=_sections(after), seconds=seconds, reused=reused)
+        else:
+            summary = note("re-ran `{section}` ({seconds} s); {reused} reused", section=reply["section"],
+                           seconds=seconds, reused=reused)
+        earlier = maybe_note(reply.get("reason_note"))  # why it resumed before the edited section
+        return summary if earlier is None else note("{run}; resumed early: {reason}", run=summary, reason=earlier)
     reason = maybe_note(reply.get("reason_note")) or note("no checkpoint to resume from")
     return note("re-ran the whole lecture ({seconds} s): {reason}", seconds=seconds, reason=reason)
 

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
 # The collectives whose tensors are recorded before and after the call.
 COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor",
                "broadcast", "reduce", "scatter", "gather", "all_to_all", "all_to_all_single")
+STAGING_PREFIX = "cs336-ranks-"  # ranks' staging folders, in the temporary folder
 WATCH_INTERVAL_S = 0.2  # how often the watcher looks for a failed plain process
 END_GRACE_S = 5.0  # how long a still-running rank gets after the lecture ended, before SIGTERM
 
@@ -94,6 +95,7 @@ class _Started:
     rank: int
     origin: int  # the parent's step that started it
     torch_spawn: bool  # torch ends the other ranks of a spawn group itself
+    part: dict | None = None  # its steps, once read (a process forked from the run reads them early)
 
 
 @dataclass
@@ -117,7 +119,7 @@ class RankCollector:
         if os.getpid() != self.pid or not self._is_lecture_code(function):
             return
         if not self.settings.staging:  # the first rank of the run
-            self.settings = dataclasses.replace(self.settings, staging=tempfile.mkdtemp(prefix="cs336-ranks-"))
+            self.settings = dataclasses.replace(self.settings, staging=tempfile.mkdtemp(prefix=STAGING_PREFIX))
         if spawned:
             rank = int(args[1])
             group = self._group(new=rank == 0)
@@ -130,6 +132,21 @@ class RankCollector:
         if not spawned and self._watcher is None:
             self._watcher = threading.Thread(target=self._watch, name="cs336-ranks-watcher", daemon=True)
             self._watcher.start()
+
+    def hold_parts(self) -> None:
+        """Read the steps of the ranks that have ended into memory: a process forked from here (a
+        checkpoint of the warm kernel) outlives the staging folder, which the run removes at its end."""
+        for started in self.started:
+            if started.part is None and _has_ended(started.process):
+                started.part = self._read(started)
+
+    def continue_in_this_process(self) -> None:
+        """This process (a resumed run, forked from a checkpoint) goes on with the run that made the
+        collector: it adopts the processes it starts, into a staging folder of its own."""
+        self.pid = os.getpid()
+        self.hold_parts()
+        if self.settings.staging:
+            self.settings = dataclasses.replace(self.settings, staging=tempfile.mkdtemp(prefix=STAGING_PREFIX))
 
     def forget(self, process: multiprocessing.process.BaseProcess) -> None:
         """Undo `adopt` for a process whose `start()` failed."""
@@ -186,7 +203,9 @@ class RankCollector:
             self._watcher.join()
         deadline = time.monotonic() + END_GRACE_S  # one grace period for all of them, not one each
         # A process the lecture closed was joined and has ended; it answers nothing now.
-        unclosed = [started.process for started in self.started if not _is_closed(started.process)]
+        # A rank whose steps are held ended before a fork: in a resumed run it is not our child.
+        unclosed = [started.process for started in self.started
+                    if started.part is None and not _is_closed(started.process)]
         for process in unclosed:
             process.join(max(0.0, deadline - time.monotonic()))
         for process in unclosed:
@@ -203,6 +222,8 @@ class RankCollector:
         return merge_parts(trace, self.parts) if self.parts else trace
 
     def _read(self, started: _Started) -> dict:
+        if started.part is not None:
+            return started.part
         path = Path(self.settings.staging) / _part_name(started.group, started.rank)
         try:
             return json.loads(path.read_text(encoding="utf-8"))
@@ -244,6 +265,9 @@ def _peek_exit_code(process: multiprocessing.process.BaseProcess) -> int | None:
     return status.si_status if status.si_code == os.CLD_EXITED else -status.si_status
 
 
+following: RankCollector | None = None  # the collector of the run in this process (the warm kernel asks)
+
+
 @contextmanager
 def follow_ranks(tracer: Tracer, *, assets_dir: Path, files_dir: Path, inspect_all: bool,
                  max_steps: int | None, seed: int) -> Iterator[RankCollector]:
@@ -251,6 +275,8 @@ def follow_ranks(tracer: Tracer, *, assets_dir: Path, files_dir: Path, inspect_a
     settings = RankSettings(tuple(tracer.traced_files()), "", str(assets_dir), str(files_dir),
                             inspect_all, max_steps, seed)
     collector = RankCollector(tracer, settings)
+    global following
+    following = collector
     base = multiprocessing.process.BaseProcess
     original_start = base.start
 
@@ -271,6 +297,7 @@ def follow_ranks(tracer: Tracer, *, assets_dir: Path, files_dir: Path, inspect_a
         yield collector
     finally:
         base.start = original_start
+        following = None
         try:
             collector.finish()
         finally:

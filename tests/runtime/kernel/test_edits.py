@@ -122,3 +122,86 @@ def test_each_unsafe_edit_names_the_function_and_keeps_what_changed():
 def test_a_new_function_with_literal_defaults_applies_in_place():
     added = compare(outline(BASE), outline(BASE + "\n\ndef extra(n=3, *, scale=-1.5, names=('a', None)):\n    return n\n"))
     assert added == Edit(frozenset({"extra"}))
+
+
+# --- what code can reach: the kernel's rule for resuming (DEVELOPERS.md, "Which checkpoint") ---------
+
+REACHING = '''import os
+
+TABLE = {"sizes": sized([1, 2])}
+CALLBACK = lambda: shown(1)
+
+
+class Box:
+    size = scale(2)
+
+    def __repr__(self):
+        return shown(self.size)
+
+
+def main():
+    first()
+    second()
+    third()
+
+
+def first():
+    box = Box()
+
+
+def second():
+    link(helper)
+
+
+def third():
+    names = globals()
+
+
+def sized(items):
+    return len(items)
+
+
+def scale(n):
+    return n
+
+
+def shown(n):
+    return str(n)
+
+
+def helper():
+    return os.getcwd()
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def test_the_import_reaches_what_module_level_code_and_class_bodies_name():
+    reach = outline(REACHING)
+    at_import = reach.at_import()
+    assert {"sized", "scale", "shown"} <= at_import  # a lambda at module level may run there
+    assert "main" not in at_import  # the __main__ block never runs when a lecture with main() is traced
+    assert "helper" not in reach.reach(at_import)
+
+
+def test_a_class_reaches_what_its_methods_name():
+    reach = outline(REACHING)
+    assert "shown" in reach.reach({"first"}) and "Box" in reach.reach({"first"})
+    assert "helper" not in reach.reach({"first"})
+
+
+def test_main_reaches_the_sections_called_before_a_line():
+    reach = outline(REACHING)
+    lines = REACHING.splitlines()
+    third = lines.index("    third()") + 1
+    before = reach.entry_names_before(third)
+    assert {"first", "second"} <= before and "third" not in before
+    assert {"helper", "os", "getcwd"} <= reach.reach(before) and "globals" not in reach.reach(before)
+    assert "globals" in reach.reach(reach.entry_names_before(third + 1))
+
+
+def test_names_are_global_names_not_locals():
+    reach = outline("def main():\n    first()\n\n\ndef first():\n    helper = 1\n    return helper\n\n\ndef helper():\n    pass\n")
+    assert "helper" not in reach.reach({"first"})

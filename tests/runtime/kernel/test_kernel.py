@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass, field, replace
@@ -22,10 +20,10 @@ from cs336_lectures.runtime.kernel.client import KernelProcess, KernelUnavailabl
 from cs336_lectures.runtime.processes import fork_safe_openmp, kernel_can_fork, process_stats
 from cs336_lectures.runtime.i18n.run_messages import note
 from cs336_lectures.runtime.trace.compare import comparable, first_difference
+from kernel_support import LIMITS, fresh_trace
 
 pytestmark = pytest.mark.skipif(not kernel_can_fork(), reason="the kernel needs fork() and /proc (Linux)")
 
-LIMITS = {"max_steps": 200_000, "timeout": 120.0}
 
 
 @pytest.fixture
@@ -48,14 +46,6 @@ def run(kernel: KernelProcess, source: str | None = None, **options) -> dict:
     reply = kernel.run(**LIMITS, **options)
     assert reply is not None
     return reply
-
-
-def fresh_trace(folder: Path) -> dict:
-    """What `cs336-lectures trace` writes for lec.py, in a new process."""
-    subprocess.run([sys.executable, "-m", "cs336_lectures", "trace", "lec.py", "-o", str(folder), "--quiet",
-                    "--max-steps", str(LIMITS["max_steps"]), "--timeout", f"{LIMITS['timeout']:g}"],
-                   check=False, capture_output=True, timeout=300)
-    return json.loads((folder / "lec.json").read_text())
 
 
 def assert_same_as_fresh(kernel: KernelProcess, folder: Path) -> None:
