@@ -1,4 +1,4 @@
-"""The kernel's resume plan (Kernel.plan in kernel.py), in this process: which checkpoint an edit
+"""The kernel's resume plan (Kernel.plan in kernel/process.py), in this process: which checkpoint an edit
 resumes from, or why the whole lecture runs. test_kernel.py checks the same decisions end to end
 against fresh traces; these run in milliseconds, so mutation testing can use them."""
 
@@ -18,6 +18,11 @@ FIRST_STEP = {"main": 0, "intro": 3, "middle": 10, "helper": 11, "last": 18}
 SECTIONS = [("intro", 2), ("middle", 9), ("last", 18)]
 
 
+def call_line(source: str, section: str) -> int:
+    """main()'s line that calls `section`, where its checkpoint is taken."""
+    return next(number for number, line in enumerate(source.splitlines(), 1) if line.strip() == f"{section}()")
+
+
 @pytest.fixture
 def kernel(tmp_path):
     ours, theirs = socket.socketpair()
@@ -31,8 +36,8 @@ def kernel(tmp_path):
 
 def finish(kernel: Kernel, source: str = SOURCE, first_step: dict | None = None, sections=SECTIONS,
            unsafe=None) -> list[Checkpoint]:
-    checkpoints = [Checkpoint(pid=100 + index, index=index, section=name, steps=steps, source=source)
-                   for index, (name, steps) in enumerate(sections)]
+    checkpoints = [Checkpoint(pid=100 + index, index=index, section=name, line=call_line(SOURCE, name), steps=steps,
+                              source=source) for index, (name, steps) in enumerate(sections)]
     kernel.finished = Finished(dict(FIRST_STEP if first_step is None else first_step), checkpoints, unsafe, 3)
     return checkpoints
 
