@@ -11,7 +11,6 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "cs336_lectures"
 VIEWER_JS = ROOT / "viewer" / "js"
 MAX_MODULE_LINES = 700
-SPLIT_PENDING = {"cs336_lectures/runtime/kernel/process.py"}  # the kernel process and the forked run, to be split
 
 
 def _module_name(path: Path) -> str:
@@ -122,8 +121,7 @@ def test_no_import_circle_in_the_viewer():
 
 def test_no_module_is_longer_than_a_reader_can_hold():
     long = {str(path.relative_to(ROOT)): count for path in [*PACKAGE.rglob("*.py"), *VIEWER_JS.glob("*.js")]
-            if (count := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
-            and str(path.relative_to(ROOT)) not in SPLIT_PENDING}
+            if (count := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
     assert long == {}
 
 

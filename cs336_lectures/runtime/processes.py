@@ -102,3 +102,60 @@ def die_with_parent(parent: int) -> None:
             pass
     if os.getppid() != parent:  # the parent died before prctl took effect
         os._exit(1)
+
+
+def child_processes() -> list[int] | None:
+    """This process's live child processes, or None where the platform cannot list them."""
+    children: list[int] = []
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as file:
+                children += [int(pid) for pid in file.read().split()]
+    except OSError:
+        return None
+    live = []
+    for pid in children:
+        try:
+            with open(f"/proc/{pid}/stat") as file:
+                state = file.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state not in ("Z", "X"):
+            live.append(pid)
+    return live
+
+
+def openmp_is_fork_safe() -> bool:
+    """Whether LLVM's OpenMP runtime was loaded in place of GNU's (fork_safe_openmp found it)."""
+    try:
+        with open("/proc/self/maps") as maps:
+            return any("/libomp" in line for line in maps)
+    except OSError:
+        return False
+
+
+def os_thread_count() -> int | None:
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return None
+
+
+def alive(pid: int) -> bool:
+    """Whether the process exists (a resumed run is not our child, so waitpid cannot tell)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def reap_children() -> None:
+    """Collect the exit status of every child that has ended, without waiting for the others."""
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+    except ChildProcessError:
+        pass

@@ -11,7 +11,7 @@ from cs336_lectures.runtime.kernel.effects import Effects, first_hazard
 
 
 class Clock:
-    """The run's step count, as the kernel's Runner gives it."""
+    """The run's step count, as the kernel's ForkedRun gives it."""
 
     def __init__(self):
         self.step = -1

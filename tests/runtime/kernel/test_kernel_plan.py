@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from cs336_lectures.runtime.kernel.process import Checkpoint, Finished, Kernel
+from cs336_lectures.runtime.kernel.process import Checkpoint, Kernel, LastGoodRun
 from cs336_lectures.runtime.i18n.run_messages import note
 from test_kernel import SIMPLE
 
@@ -38,7 +38,7 @@ def finish(kernel: Kernel, source: str = SOURCE, first_step: dict | None = None,
            unsafe=None) -> list[Checkpoint]:
     checkpoints = [Checkpoint(pid=100 + index, index=index, section=name, line=call_line(SOURCE, name), steps=steps,
                               source=source) for index, (name, steps) in enumerate(sections)]
-    kernel.finished = Finished(dict(FIRST_STEP if first_step is None else first_step), checkpoints, unsafe, 3)
+    kernel.finished = LastGoodRun(dict(FIRST_STEP if first_step is None else first_step), checkpoints, unsafe, 3)
     return checkpoints
 
 
