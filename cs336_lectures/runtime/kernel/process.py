@@ -40,12 +40,15 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from cs336_lectures.runtime.kernel import edits
 from cs336_lectures.runtime.kernel.forked_run import run_whole, set_fork_safe_openmp
 from cs336_lectures.runtime.processes import alive, child_processes, kill_group, openmp_is_fork_safe, reap_children
 from cs336_lectures.runtime.kernel.effects import first_hazard
-from cs336_lectures.runtime.kernel.protocol import RUN_GRACE_SECONDS, STACKS_SIGNAL, MessageLines, send
+from cs336_lectures.runtime.kernel.protocol import (RUN_GRACE_SECONDS, STACKS_SIGNAL, CancelOrder, CheckpointHello,
+                                                    EarlyView, MessageLines, ResumeOrder, RunDone, RunHello, RunOrder,
+                                                    StopOrder, send)
 from cs336_lectures.runtime.i18n.run_messages import Note, maybe_note, note
 
 # Imported once by the kernel, so that no run pays for them. Only libraries and the runtime:
@@ -150,15 +153,23 @@ class Kernel:
                 self.on_worker(key.fileobj, key.data)
 
     def on_order(self, order: dict) -> None:
-        if order["op"] == "stop":
-            self.stopping = True
-        elif order["op"] == "cancel":
-            self.cancel()
-        elif order["op"] == "run":
-            self.cancel()
-            self.start(order)
+        """An order from the server (protocol.ORDERS names them), dispatched from ORDER_HANDLERS."""
+        handler = ORDER_HANDLERS.get(order.get("op"))
+        if handler is not None:
+            handler(self, order)
+
+    def on_stop(self, order: StopOrder) -> None:
+        self.stopping = True
+
+    def on_cancel(self, order: CancelOrder) -> None:
+        self.cancel()
+
+    def on_run(self, order: RunOrder) -> None:
+        self.cancel()
+        self.start(order)
 
     def on_worker(self, connection: socket.socket, lines: MessageLines) -> None:
+        """Messages from runs and checkpoints (protocol.WORKER_MESSAGES), dispatched from WORKER_HANDLERS."""
         try:
             messages = lines.read_available()
         except (OSError, ValueError):
@@ -170,27 +181,43 @@ class Kernel:
                 pass
             connection.close()
             return
-        run = self.run
         for message in messages:
-            role = message.get("role")
-            if role == "checkpoint":
-                self.selector.unregister(connection)  # from now on it only hears from us
-                if message["run"] == self.accepting:
-                    self.hellos[message["pid"]] = (connection, message)
-                else:  # from a run that was cancelled or failed
-                    kill_group(message["pid"])
-                    connection.close()
-            elif role == "run" and run is not None and message["id"] == run.id:
-                run.pid = message["pid"]
-            elif role == "done" and run is not None and message["id"] == run.id:
-                self.on_done(message)
-            elif role == "early" and run is not None and message["id"] == run.id and run.resumed is not None:
-                following = self._next_checkpoint(run.resumed)
-                # The resumed run's own time: its trace's header also counts the run it resumed.
-                self.reply({"id": run.id, "state": "early", "steps": message["steps"],
-                            "elapsed_s": round(time.monotonic() - run.started, 3), "section": run.resumed.section,
-                            "sections": self.finished.sections, "reused": run.resumed.index,
-                            "until": following.steps if following is not None else 0})
+            handler = WORKER_HANDLERS.get(message.get("role"))
+            if handler is not None:
+                handler(self, connection, message)
+
+    def _current(self, message: dict) -> Run | None:
+        """The run in progress, if `message` is from it (a cancelled run may still be talking)."""
+        run = self.run
+        return run if run is not None and message.get("id") == run.id else None
+
+    def on_checkpoint_hello(self, connection: socket.socket, message: CheckpointHello) -> None:
+        self.selector.unregister(connection)  # from now on it only hears from us
+        if message["run"] == self.accepting:
+            self.hellos[message["pid"]] = (connection, message)
+        else:  # from a run that was cancelled or failed
+            kill_group(message["pid"])
+            connection.close()
+
+    def on_run_hello(self, connection: socket.socket, message: RunHello) -> None:
+        run = self._current(message)
+        if run is not None:
+            run.pid = message["pid"]
+
+    def on_run_done(self, connection: socket.socket, message: RunDone) -> None:
+        if self._current(message) is not None:
+            self.on_done(message)
+
+    def on_early_view(self, connection: socket.socket, message: EarlyView) -> None:
+        run = self._current(message)
+        if run is None or run.resumed is None:
+            return
+        following = self._next_checkpoint(run.resumed)
+        # The resumed run's own time: its trace's header also counts the run it resumed.
+        self.reply({"id": run.id, "state": "early", "steps": message["steps"],
+                    "elapsed_s": round(time.monotonic() - run.started, 3), "section": run.resumed.section,
+                    "sections": self.finished.sections, "reused": run.resumed.index,
+                    "until": following.steps if following is not None else 0})
 
     # running
 
@@ -336,10 +363,11 @@ class Kernel:
 
     def resume(self, checkpoint: Checkpoint, order: dict, source: str, changed: list[dict]) -> bool:
         try:
-            send(checkpoint.connection, {"op": "resume", "id": order["id"], "source": source, "changed": changed,
+            resume: ResumeOrder = {"op": "resume", "id": order["id"], "source": source, "changed": changed,
                                          "starts": order["starts"], "max_steps": order.get("max_steps"),
                                          "timeout": order.get("timeout"),
-                                         "early": self._next_checkpoint(checkpoint) is not None})
+                                         "early": self._next_checkpoint(checkpoint) is not None}
+            send(checkpoint.connection, resume)
             return True
         except (OSError, AttributeError):  # the checkpoint died: drop it and every later one
             self.retire([kept for kept in self.finished.checkpoints if kept.steps >= checkpoint.steps])
@@ -474,6 +502,16 @@ class Kernel:
 
 # Names with which a lecture reads what differs between a kernel's run and a new process: modules
 # the kernel imported, the threads it runs, the process group and session it made.
+# Each message the kernel hears, by its "op" (from the server) or "role" (from its runs and checkpoints).
+ORDER_HANDLERS: dict[str, Callable[[Kernel, dict], None]] = {
+    "stop": Kernel.on_stop, "cancel": Kernel.on_cancel, "run": Kernel.on_run,
+}
+WORKER_HANDLERS: dict[str, Callable[[Kernel, socket.socket, dict], None]] = {
+    "checkpoint": Kernel.on_checkpoint_hello, "run": Kernel.on_run_hello, "done": Kernel.on_run_done,
+    "early": Kernel.on_early_view,
+}
+
+
 _PROCESS_LOOKS = (("sys", "modules"), ("threading", "active_count"), ("threading", "enumerate"),
                   ("os", "getpgrp"), ("os", "getpgid"), ("os", "getsid"), ("os", "tcgetpgrp"))
 
