@@ -17,6 +17,7 @@ command line, each overriding the one before (README, "Tracing on a Slurm cluste
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import contextlib
 import datetime
 import io
@@ -211,14 +212,15 @@ def _same_gpus() -> str:
 
 def trace_request(args: argparse.Namespace, file: str, command: tuple[str, ...]) -> dict[str, Any]:
     """What the job needs to make the same trace_lecture call a plain `trace` makes here."""
-    return {"cwd": os.getcwd(), "file": file, "output": args.output, "section": args.section,
-            "trace_modules": list(args.trace_module), "inspect_all": args.inspect_all,
-            "max_steps": args.max_steps, "timeout": args.timeout, "seed": args.seed, "command": list(command)}
+    from cs336_lectures.runtime.tracing.lecture_run import TraceSettings
+
+    return {"cwd": os.getcwd(), "file": file, "output": args.output,
+            "settings": TraceSettings.from_options(args, command).to_dict()}
 
 
 def run_job(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The job: trace each lecture; one result per file ({"error": line} when it could not start)."""
-    from cs336_lectures.runtime.tracing.lecture_run import trace_lecture
+    from cs336_lectures.runtime.tracing.lecture_run import TraceSettings, trace_lecture
     from cs336_lectures.runtime.tracing.result import LectureError
 
     progress = _progress_writer()
@@ -227,18 +229,17 @@ def run_job(requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for request in requests:
         os.chdir(request["cwd"])  # paths in the trace are shown relative to it, as in a plain run
         progress(0, 0.0)  # the tracer reports every few thousand steps: say at once that it began
-        timeout, timeout_source = request["timeout"], "--timeout"
+        settings = TraceSettings.from_dict(request["settings"])
+        timeout, timeout_source = settings.timeout, "--timeout"
         left = _time_left_s()
         if left is not None:
             job_limit = left - min(JOB_END_MARGIN_S, left * 0.1)
             if timeout is None or job_limit < timeout:
                 timeout, timeout_source = job_limit, f"the job's time limit, {left:.0f} s from the start of this trace"
         try:
-            result = trace_lecture(Path(request["file"]), output_dir=Path(request["output"]),
-                                   section=request["section"], trace_modules=tuple(request["trace_modules"]),
-                                   inspect_all=request["inspect_all"], max_steps=request["max_steps"],
-                                   timeout=timeout, timeout_source=timeout_source, seed=request["seed"], quiet=True,
-                                   command=tuple(request["command"]), report_progress=progress)
+            result = trace_lecture(Path(request["file"]), output_dir=Path(request["output"]), quiet=True,
+                                   timeout_source=timeout_source, report_progress=progress,
+                                   **dataclasses.replace(settings, timeout=timeout).arguments())
         except LectureError as error:
             results.append({"error": str(error)})
             continue

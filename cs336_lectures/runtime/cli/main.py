@@ -138,7 +138,7 @@ def add_trace_arguments(parser: argparse.ArgumentParser) -> None:
 def trace(args: argparse.Namespace, argv: list[str]) -> int:
     """`cs336-lectures trace`: trace each lecture in turn; returns the exit status."""
     from cs336_lectures.runtime.course.importer import refuse_to_replace_course_trace
-    from cs336_lectures.runtime.tracing.lecture_run import trace_lecture, trace_title
+    from cs336_lectures.runtime.tracing.lecture_run import TraceSettings, trace_lecture, trace_title
     from cs336_lectures.runtime.tracing.result import LectureError
 
     from cs336_lectures.runtime.publish.site import default_traces_dir
@@ -165,12 +165,8 @@ def trace(args: argparse.Namespace, argv: list[str]) -> int:
         return executor.run(args, argv, PROG)
     status = 0
     for file, output_dir in outputs.items():
-        traced = functools.partial(
-            trace_lecture, Path(file), output_dir=output_dir, section=args.section,
-            trace_modules=tuple(args.trace_module), inspect_all=args.inspect_all,
-            max_steps=args.max_steps, timeout=args.timeout, seed=args.seed, quiet=args.quiet,
-            command=(PROG, *argv),
-        )
+        traced = functools.partial(trace_lecture, Path(file), output_dir=output_dir, quiet=args.quiet,
+                                   **TraceSettings.from_options(args, (PROG, *argv)).arguments())
         try:
             result = _supervised(traced, output_dir / f"{trace_title(Path(file), args.section)}.json", args.timeout)
         except LectureError as error:

@@ -46,7 +46,7 @@ from cs336_lectures.runtime.render.rendering import highlight_lines
 from cs336_lectures.runtime.trace.format import write_trace
 from cs336_lectures.runtime.tracing import ranks
 from cs336_lectures.runtime.tracing.engine import Tracer
-from cs336_lectures.runtime.tracing.lecture_run import creation_time, trace_lecture
+from cs336_lectures.runtime.tracing.lecture_run import TraceSettings, creation_time, trace_lecture
 from cs336_lectures.runtime.tracing.result import LectureError
 
 
@@ -479,8 +479,9 @@ def run_whole(lecture: Path, out: Path, socket_path: str, order: dict, source: s
         runner.channel = _connect(socket_path)
         send(runner.channel, {"role": "run", "id": order["id"], "pid": os.getpid()})
         try:
-            result = trace_lecture(lecture, output_dir=out, max_steps=order.get("max_steps"),
-                                   timeout=order.get("timeout"), quiet=True, command=tuple(command), hooks=runner)
+            # The same settings `cs336-lectures trace` takes from serve's options (server/tracer_subprocess.py).
+            settings = TraceSettings(max_steps=order.get("max_steps"), timeout=order.get("timeout"), command=tuple(command))
+            result = trace_lecture(lecture, output_dir=out, quiet=True, hooks=runner, **settings.arguments())
         except LectureError as error:
             runner.report({"status": "error", "message": str(error)})
         else:

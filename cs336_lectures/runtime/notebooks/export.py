@@ -78,15 +78,15 @@ def export_lecture(lecture: Path, fmt: str, output: Path | None, section: str | 
                    seed: int = 0) -> tuple[Path, str]:
     """Trace `lecture` into a temporary folder, then export that trace; (written path, trace status)."""
     from cs336_lectures.runtime.lecture.primitives import plots_with_png
-    from cs336_lectures.runtime.tracing.lecture_run import trace_lecture, trace_title
+    from cs336_lectures.runtime.tracing.lecture_run import TraceSettings, trace_lecture, trace_title
     from cs336_lectures.runtime.tracing.result import LectureError
 
     output = output or lecture.with_name(trace_title(lecture, section) + FORMATS[fmt])
     with tempfile.TemporaryDirectory(prefix="cs336-export-") as folder:
         try:
             with plots_with_png():  # Jupyter shows an untrusted notebook's figures only as PNG
-                result = trace_lecture(lecture, output_dir=Path(folder), section=section, seed=seed, quiet=True,
-                                       command=("cs336-lectures", "export", str(lecture)))
+                settings = TraceSettings(section=section, seed=seed, command=("cs336-lectures", "export", str(lecture)))
+                result = trace_lecture(lecture, output_dir=Path(folder), quiet=True, **settings.arguments())
         except LectureError as error:
             raise ExportError(str(error)) from None
         return export_trace(result.path, fmt, output)

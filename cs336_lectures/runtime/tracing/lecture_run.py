@@ -11,6 +11,7 @@ through here: the `trace` command, its supervised child, the warm kernel, batch 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import datetime
 import importlib.util
 import inspect
@@ -19,6 +20,7 @@ import platform
 import sys
 import types
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 
@@ -43,6 +45,42 @@ def _module_docstring(module: types.ModuleType) -> str | None:
     if not isinstance(doc, str) or not doc.strip():
         return None
     return inspect.cleandoc(doc)[:MAX_DOCSTRING]
+
+
+@dataclass(frozen=True)
+class TraceSettings:
+    """How to trace a lecture, besides which file and where to: what `trace`'s options set. The one
+    record from which `trace`, its batch jobs and the warm kernel's runs make their trace_lecture
+    call, so that the three trace a file alike.
+
+        >>> trace_lecture(path, output_dir=out, **TraceSettings(max_steps=1000).arguments())
+    """
+
+    section: str | None = None
+    trace_modules: tuple[str, ...] = ()
+    inspect_all: bool = False
+    max_steps: int | None = None
+    timeout: float | None = None
+    seed: int = 0
+    command: tuple[str, ...] = ()  # the command line the trace's header records
+
+    @classmethod
+    def from_options(cls, args: Any, command: tuple[str, ...]) -> TraceSettings:
+        """The settings `trace`'s parsed options give."""
+        return cls(section=args.section, trace_modules=tuple(args.trace_module), inspect_all=args.inspect_all,
+                   max_steps=args.max_steps, timeout=args.timeout, seed=args.seed, command=tuple(command))
+
+    def arguments(self) -> dict[str, Any]:
+        """trace_lecture's keyword arguments for these settings."""
+        return dataclasses.asdict(self) | {"trace_modules": self.trace_modules, "command": self.command}
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready fields (a batch job's request): `TraceSettings.from_dict(s.to_dict()) == s`."""
+        return dataclasses.asdict(self) | {"trace_modules": list(self.trace_modules), "command": list(self.command)}
+
+    @classmethod
+    def from_dict(cls, fields: dict[str, Any]) -> TraceSettings:
+        return cls(**{**fields, "trace_modules": tuple(fields["trace_modules"]), "command": tuple(fields["command"])})
 
 
 def trace_lecture(path: Path, *, output_dir: Path, section: str | None = None,

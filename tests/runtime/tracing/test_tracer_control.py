@@ -502,3 +502,17 @@ def test_a_lecture_named_like_a_loaded_module_is_refused(tmp_path):
     with pytest.raises(LectureError, match="module name 'json' is already in use"):
         trace_lecture(tmp_path / "json.py", output_dir=tmp_path, quiet=True)
     assert sys.modules["json"].__name__ == "json" and hasattr(sys.modules["json"], "dumps")
+
+
+def test_trace_settings_travel_as_a_dict_and_give_trace_lectures_arguments():
+    import inspect
+
+    from cs336_lectures.runtime.tracing.lecture_run import TraceSettings, trace_lecture
+
+    settings = TraceSettings(section="intro", trace_modules=("helpers",), inspect_all=True, max_steps=10, timeout=2.5,
+                             seed=3, command=("cs336-lectures", "trace", "lec.py"))
+    assert TraceSettings.from_dict(settings.to_dict()) == settings
+    assert settings.to_dict()["command"] == ["cs336-lectures", "trace", "lec.py"]  # JSON-ready
+    arguments = settings.arguments()
+    assert arguments["trace_modules"] == ("helpers",) and arguments["command"] == ("cs336-lectures", "trace", "lec.py")
+    assert set(arguments) <= set(inspect.signature(trace_lecture).parameters)
