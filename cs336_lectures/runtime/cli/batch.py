@@ -344,9 +344,10 @@ def follow(job: Any, record: dict, prog: str, ask: Callable[[str], bool | None],
         while not job.done():
             progress = _progress(record)
             state = job.state
-            if state == "UNKNOWN":  # what submitit says until sacct lists the job, a few seconds after sbatch
-                # The job's own progress file says it runs before sacct lists it (a short job may end first).
-                state = "RUNNING" if progress else "submitted, not yet listed by sacct"
+            if progress and state in ("UNKNOWN", "PENDING"):
+                state = "RUNNING"  # the job's own progress file is fresher than sacct, which lags a few seconds
+            elif state == "UNKNOWN":  # what submitit says until sacct lists the job, a few seconds after sbatch
+                state = "submitted, not yet listed by sacct"
             line = f"job {job.job_id}: {state}{progress}"
             if line != shown and not quiet:
                 print(f"{prog}: {line}", file=sys.stderr, flush=True)
