@@ -23,7 +23,7 @@ def dry_run(target: str, tmp_path: Path) -> list[str]:
     for name in ("Makefile", "pyproject.toml"):
         shutil.copy(ROOT / name, tmp_path / name)
     shutil.copytree(ROOT / "scripts", tmp_path / "scripts")
-    return subprocess.run(["make", "-n", target], cwd=tmp_path, capture_output=True, text=True, check=True).stdout.splitlines()
+    return subprocess.run(["make", "--no-print-directory", "-n", target], cwd=tmp_path, capture_output=True, text=True, check=True).stdout.splitlines()
 
 
 @needs_make

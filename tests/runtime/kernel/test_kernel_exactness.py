@@ -597,7 +597,7 @@ def test_generated_lectures_and_edits_are_served_as_fresh_runs(data, tmp_path_fa
 
 # --- the shipped lectures, edited at random ----------------------------------------------------------
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @st.composite

@@ -137,7 +137,7 @@ CATCH_EVERYTHING = """\
     """
 
 
-@pytest.mark.parametrize("flags, status", [(("--max-steps", "500"), "max_steps"), (("--timeout", "1"), "timeout")])
+@pytest.mark.parametrize("flags, status", [(("--max-steps", "500"), "max_steps"), (("--timeout", "1", "--max-steps", "1000000000"), "timeout")])
 def test_a_limit_ends_a_lecture_that_catches_base_exception(tmp_path, flags, status):
     path = lecture(tmp_path, CATCH_EVERYTHING)
     done = trace_command(path, *flags, "--quiet")
