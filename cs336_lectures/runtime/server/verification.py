@@ -58,6 +58,17 @@ def _function_of(trace: dict, step: list) -> tuple:
     return trace["files"][file]["path"], name, first_line
 
 
+def changed_file(resumed: dict, whole: dict | None) -> str | None:
+    """The path of a file both runs recorded with different sources, or None. A whole run that read
+    a newer save is no check of the resumed run (a file only one of them recorded is a real
+    difference, which the comparison reports)."""
+    if whole is None:
+        return None
+    sources = {file["path"]: file["source"] for file in resumed["files"]}
+    return next((file["path"] for file in whole["files"]
+                 if sources.get(file["path"], file["source"]) != file["source"]), None)
+
+
 def correction_note(step: int | None) -> Note:
     """The run line of a corrected run; `step` 0-based, shown as the viewer counts steps (from 1)."""
     if step is None:
@@ -131,6 +142,13 @@ class Verifier:
         if whole is None or self.retracer.closed.is_set():  # cancelled: a newer edit runs next
             return
         try:
+            changed = changed_file(resumed.trace, whole.trace) or self._saved_since(lecture, resumed, whole)
+            if changed is not None:
+                # Saved again after the resumed run read it: the watcher's event for that save came
+                # after the whole run had read the new file. That save's own run (and check) follow.
+                self.retracer.log(f"{lecture.name}: {changed} changed while checking the resumed run; "
+                                  "the check is dropped, the newer save runs next")
+                return
             if whole.trace is not None:
                 ours, theirs = comparable(resumed.trace), comparable(whole.trace)
                 if ours == theirs:
@@ -156,6 +174,18 @@ class Verifier:
         finally:
             if whole.temporary:
                 shutil.rmtree(whole.folder, ignore_errors=True)
+
+    @staticmethod
+    def _saved_since(lecture: Lecture, resumed: ResumedRun, whole: WholeRun) -> str | None:
+        """For a whole run that wrote no trace (nothing says what it read): the lecture's path if
+        the file on disk is no longer the resumed run's."""
+        if whole.trace is not None:
+            return None
+        try:
+            current = lecture.path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+        return str(lecture.path) if current != lecture_source(resumed.trace) else None
 
     def check_early_view(self, lecture: Lecture, resumed: ResumedRun) -> None:
         """Log an early view that was not the start of its run's whole trace (the kernel writes

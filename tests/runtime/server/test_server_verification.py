@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -44,11 +45,11 @@ GATE = '''import time
 from pathlib import Path
 
 
-def wait_until_open(limit: float = 120.0) -> None:
-    gate = Path("gate.txt")
+def wait_until_open(name: str = "gate.txt", waiting: str = "waiting.txt", limit: float = 120.0) -> None:
+    gate = Path(name)
     if gate.read_text() == "open":
         return
-    Path("waiting.txt").write_text("yes")
+    Path(waiting).write_text("yes")
     deadline = time.monotonic() + limit
     while gate.read_text() != "open" and time.monotonic() < deadline:
         time.sleep(0.02)
@@ -69,11 +70,11 @@ def project(tmp_path, monkeypatch):
     return tmp_path
 
 
-def start(project: Path, verify: bool = True):
+def start(project: Path, verify: bool = True, log=lambda message: None):
     from cs336_lectures.runtime.server.http_server import LectureServer
 
     server = LectureServer([project / "lec.py"], project / "traces", port=0, viewer_dir=project / "viewer",
-                           max_steps=100_000, timeout=120, log=lambda message: None, verify=verify)
+                           max_steps=100_000, timeout=120, log=log, verify=verify)
     listener = Events(server)
     server.start()
     event = wait_for(listener, "lec")
@@ -181,6 +182,44 @@ def test_a_newer_save_cancels_the_check_of_the_run_before_it(project):
         assert values(project, "value") == [10]
     finally:
         (project / "gate.txt").write_text("open")
+        server.close()
+
+
+def test_a_check_that_read_a_newer_save_before_the_watcher_told_of_it_is_dropped(project):
+    # The whole run of a check reads the file when it starts. A save the watcher reports only
+    # after that is no reason to "correct" the resumed run: that save's own run follows.
+    gated = LECTURE.replace("    value = 2 * 3", '    gate.wait_until_open("body-gate.txt", "body-waiting.txt")\n    value = 2 * 3')
+    (project / "lec.py").write_text(gated)
+    (project / "body-gate.txt").write_text("open")
+    dropped = threading.Event()
+    server, listener = start(project, log=lambda message: dropped.set() if "the check is dropped" in message else None)
+    files = server.watcher.files
+    tell_the_server, held = files.on_change, []
+    try:
+        (project / "body-gate.txt").write_text("closed")
+        (project / "lec.py").write_text(gated.replace("2 * 3", "2 * 4"))
+        wait_for_file(project / "body-waiting.txt")  # the resumed run has read its file and waits in body
+        files.on_change = held.append
+        (project / "lec.py").write_text(gated.replace("2 * 3", "2 * 5"))
+        deadline = time.monotonic() + 60
+        while not held:
+            assert time.monotonic() < deadline, "the watcher never saw the second save"
+            time.sleep(0.02)
+        (project / "body-gate.txt").write_text("open")
+        resumed = wait_for(listener, "lec")
+        assert resumed["mode"] == "incremental" and resumed["verification"] == "pending", resumed
+        assert dropped.wait(120), "the check compared the resumed run with a run of the newer save"
+        assert values(project, "value") == [8] and log_lines(project) == []
+        files.on_change = tell_the_server
+        tell_the_server(set().union(*held))
+        newer = wait_for(listener, "lec")
+        assert newer["mode"] == "incremental" and newer["generation"] > resumed["generation"], newer
+        checked = wait_for(listener, "lec", ("ok", "error", "verified"))
+        assert checked["state"] == "verified", checked
+        assert values(project, "value") == [10] and log_lines(project) == []
+    finally:
+        files.on_change = tell_the_server
+        (project / "body-gate.txt").write_text("open")
         server.close()
 
 

@@ -93,23 +93,40 @@ def summary_line(stderr: str) -> str:
 
 
 def test_timeout_ends_a_lecture_stuck_in_c_code_and_keeps_the_partial_trace(tmp_path, validate_trace):
-    path = lecture(tmp_path, """\
+    mark = f"before-{tmp_path.name}"  # unique to this test: it finds its own snapshot among others
+    # The lecture builds the mark, so that its source (also in the snapshot) does not hold it.
+    path = lecture(tmp_path, f"""\
+        import glob
         import itertools
+        import os
+        import tempfile
         import time
 
         def main():
-            before = 41  # @inspect before
-            time.sleep(0.5)  # lets the tracer take a snapshot while the lecture still runs Python
+            before = "-".join({mark.split("-", 1)!r})  # @inspect before
+            wait_for_a_snapshot_holding(before)
             total = sum(itertools.count())  # C code that never returns to Python
+
+        def wait_for_a_snapshot_holding(mark):
+            # The tracer's snapshot thread writes while Python runs: wait for the event, not a fixed time.
+            pattern = os.path.join(tempfile.gettempdir(), "cs336-trace-*", "snapshot.json")
+            while True:
+                for snapshot in glob.glob(pattern):
+                    try:
+                        if mark in open(snapshot).read():
+                            return
+                    except FileNotFoundError:
+                        pass
+                time.sleep(0.01)
         """)
-    done = trace_command(path, "--timeout", "1")
+    done = trace_command(path, "--timeout", "3")
     assert done.returncode == 1
     line = summary_line(done.stderr)
-    assert ": timeout, " in line and f"stuck at {path}:7 in main" in line
+    assert ": timeout, " in line and f"stuck at {path}:10 in main" in line
     trace = validate_trace(tmp_path / "out" / "lecture.json")
     assert trace["header"]["status"] == "timeout" and "--timeout" in trace["header"]["message"]
     steps = load_trace(tmp_path / "out" / "lecture.json").steps
-    assert [step.line for step in steps[:2]] == [5, 6] and steps[0].values == {"before": 41}
+    assert [step.line for step in steps[:2]] == [8, 9] and steps[0].values == {"before": mark}
 
 
 def test_a_lecture_stuck_in_c_code_before_any_snapshot_still_ends_with_a_trace(tmp_path, validate_trace):
