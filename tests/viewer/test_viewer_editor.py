@@ -9,7 +9,7 @@ import pytest
 
 from test_viewer_live import (EDITOR, LECTURE, TOTAL_LINE, LiveServer, current_line, editor_line, editor_text, open_at_total_line,
                               press_edit)
-from viewer_support import VIEWER
+from static_site import VIEWER
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
