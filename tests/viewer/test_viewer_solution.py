@@ -147,23 +147,18 @@ def test_the_lecture_exercises_are_folded(page, tmp_path, serve_site, validate_t
 
 
 @pytest.mark.slow
-def test_an_opened_solution_stays_open_when_the_lecture_is_retraced(page, tmp_path):
+def test_an_opened_solution_stays_open_when_the_lecture_is_retraced(page, serve_live):
     """Live mode: saving the lecture re-traces it; the solutions the reader opened stay open."""
-    from test_viewer_live import LiveServer
-
-    live = LiveServer(tmp_path)
-    try:
-        page.goto(f"{live.url}&trace=live_lecture")
-        page.wait_for_selector(".code .line.current", state="attached")
-        page.locator(".cs336-live-edit").wait_for(state="visible")  # live mode is up: it hears the run
-        live.lecture.write_text(LECTURE)
-        rendered = page.locator("#code .rendered")
-        rendered.get_by_text("What is six times seven?").wait_for(timeout=120_000)
-        page.get_by_role("button", name="Show solution").click()
-        expect(rendered.get_by_text("The product is forty-two.")).to_be_visible()
-        live.lecture.write_text(LECTURE.replace("After the exercise", "After the edited exercise"))
-        rendered.get_by_text("After the edited exercise").wait_for(timeout=120_000)
-        expect(rendered.get_by_text("The product is forty-two.")).to_be_visible()
-        expect(page.get_by_role("button", name="Hide solution")).to_be_visible()
-    finally:
-        live.close()
+    live = serve_live()
+    page.goto(f"{live.url}&trace=live_lecture")
+    page.wait_for_selector(".code .line.current", state="attached")
+    page.locator(".cs336-live-edit").wait_for(state="visible")  # live mode is up: it hears the run
+    live.lecture.write_text(LECTURE)
+    rendered = page.locator("#code .rendered")
+    rendered.get_by_text("What is six times seven?").wait_for(timeout=120_000)
+    page.get_by_role("button", name="Show solution").click()
+    expect(rendered.get_by_text("The product is forty-two.")).to_be_visible()
+    live.lecture.write_text(LECTURE.replace("After the exercise", "After the edited exercise"))
+    rendered.get_by_text("After the edited exercise").wait_for(timeout=120_000)
+    expect(rendered.get_by_text("The product is forty-two.")).to_be_visible()
+    expect(page.get_by_role("button", name="Hide solution")).to_be_visible()
