@@ -49,7 +49,7 @@ BUGS = {
     "i18n": Bug("viewer/js/i18n.js", "const pluralRules = new Map(); // language -> its Intl.PluralRules, made once",
                 "const firstRules = new Intl.PluralRules(current);\nconst pluralRules = { has: () => true, get: () => firstRules };",
                 ("tests/viewer/test_viewer_i18n.py", "-k", "plural_forms_follow")),
-    "course_import": Bug("cs336_lectures/runtime/course/importer.py",
+    "course_import": Bug("cs336_lectures/runtime/course/stacks.py",
                          "        if level > 0 and stack[level - 1][2] != active[level - 1].line:\n"
                          "            return False  # the caller moved on: this is another call of the same function\n", "",
                          ("tests/runtime/course/test_course_import.py", "-k", "called_again")),
