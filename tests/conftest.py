@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 TESTS = ROOT / "tests"
 # The tests mirror the package in folders (content/, runtime/<layer>/, viewer/, lectures/); a
 # test module may import helpers from another by name (`from test_server import serve`) and
-# from the modules beside this file (viewer_support), wherever it runs from.
+# from the modules beside this file (trace_builders, static_site), wherever it runs from.
 sys.path[:0] = [str(TESTS), *sorted(str(folder) for folder in TESTS.rglob("*")
                                     if folder.is_dir() and any(folder.glob("test_*.py")))]
 SHARED = ROOT.parent / "shared"

@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 
 from cs336_lectures.runtime.i18n.catalog import catalog_path, load_catalog
 from test_i18n import ROOT
-from viewer_support import StaticSite, write_site
+from static_site import StaticSite, write_site
 
 LECTURES = ("lectures/lecture_01.py", "lectures/lecture_02.py")
 LECTURE_1_TITLE = "# CS336: Language Models from Scratch (spring 2025)"

@@ -1,6 +1,6 @@
 """The static viewer in a real browser: index, navigation keys, line clicks, modes, URL state,
-environment panel, renderings. Traces are built by hand in viewer_support and served from a
-temporary folder laid out as the site."""
+environment panel, renderings. Traces are built by hand (trace_builders) and served as a site
+by the `serve_module_site` fixture (conftest.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import expect
 
-from viewer_support import DEMO_SOURCE, StaticSite, demo_trace, error_trace, line_of, write_site
+from trace_builders import DEMO_SOURCE, demo_trace, error_trace, line_of
 
 pytestmark = pytest.mark.browser
 
@@ -24,12 +24,8 @@ def step_at(snippet: str, occurrence: int = 0) -> int:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, validate_trace):
-    validate_trace(DEMO)
-    validate_trace(error_trace())
-    root = write_site(tmp_path_factory.mktemp("site"), {"demo": DEMO, "broken": error_trace()})
-    with StaticSite(root) as served:
-        yield served
+def site(serve_module_site, validate_trace):
+    return serve_module_site({"demo": validate_trace(DEMO), "broken": validate_trace(error_trace())})
 
 
 def open_lecture(page, site, step: int | None = None, name: str = "demo", extra: str = "") -> None:

@@ -7,18 +7,16 @@ import re
 
 import pytest
 
-from test_viewer_live import (EDITOR, LECTURE, TOTAL_LINE, LiveServer, current_line, editor_line, editor_text, open_at_total_line,
-                              press_edit)
-from viewer_support import VIEWER
+from live_server import LECTURE, TOTAL_LINE
+from static_site import VIEWER
+from test_viewer_live import EDITOR, current_line, editor_line, editor_text, open_at_total_line, press_edit
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory):
-    server = LiveServer(tmp_path_factory.mktemp("editor"))
-    yield server
-    server.close()
+def live(serve_module_live):
+    return serve_module_live()
 
 
 @pytest.fixture

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from viewer_support import ROOT, StaticSite, demo_trace, markdown, write_site
+from static_site import ROOT
+from trace_builders import demo_trace, markdown
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from synthetic_trace import synthetic_trace  # noqa: E402
@@ -39,10 +40,8 @@ def bad_traces() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    root = write_site(tmp_path_factory.mktemp("site"), {"demo": demo_trace(), **bad_traces()})
-    with StaticSite(root) as served:
-        yield served
+def site(serve_module_site):
+    return serve_module_site({"demo": demo_trace(), **bad_traces()})
 
 
 @pytest.mark.parametrize("name, expected", [
@@ -66,15 +65,14 @@ def test_broken_traces_show_a_clear_message(page, site, name, expected):
     page.locator(".trace-card").first.wait_for()
 
 
-def test_missing_index_says_how_to_make_one(page, tmp_path):
-    write_site(tmp_path, {})
-    (tmp_path / "traces" / "index.json").unlink()
-    with StaticSite(tmp_path) as site:
-        page.goto(site.url + "index.html")
-        message = page.locator("#index-view .failure-text")
-        message.wait_for()
-        assert "traces/index.json could not be loaded (HTTP 404)" in message.inner_text()
-        assert "cs336-lectures serve" in message.inner_text()
+def test_missing_index_says_how_to_make_one(page, serve_site):
+    site = serve_site()
+    (site.traces / "index.json").unlink()
+    page.goto(site.url + "index.html")
+    message = page.locator("#index-view .failure-text")
+    message.wait_for()
+    assert "traces/index.json could not be loaded (HTTP 404)" in message.inner_text()
+    assert "cs336-lectures serve" in message.inner_text()
 
 
 def luminance(css_color: str) -> float:
@@ -150,58 +148,54 @@ def current_in_sight(page) -> bool:
     }""")
 
 
-def test_large_trace_opens_steps_and_keeps_the_step_in_sight(page, tmp_path):
-    write_site(tmp_path, {"big": synthetic_trace(num_steps=20_000, num_lines=1_000)})
-    with StaticSite(tmp_path) as site:
-        page.goto(site.url + "index.html?trace=big&step=15000")
-        page.wait_for_selector(".unit.current")
+def test_large_trace_opens_steps_and_keeps_the_step_in_sight(page, serve_site):
+    site = serve_site({"big": synthetic_trace(num_steps=20_000, num_lines=1_000)})
+    page.goto(site.url + "index.html?trace=big&step=15000")
+    page.wait_for_selector(".unit.current")
+    assert current_in_sight(page)
+    for key in "ljkuhjjjl":
+        page.keyboard.press(key)
+        assert page.locator(".unit.current").count() == 1
         assert current_in_sight(page)
-        for key in "ljkuhjjjl":
-            page.keyboard.press(key)
-            assert page.locator(".unit.current").count() == 1
-            assert current_in_sight(page)
-        box = page.locator("#progress").bounding_box()
-        for fraction in (0.9, 0.1, 0.6):
-            page.mouse.click(box["x"] + fraction * box["width"], box["y"] + 2)
-            assert current_in_sight(page)
-        assert page.locator("#toc li").count() == 50
+    box = page.locator("#progress").bounding_box()
+    for fraction in (0.9, 0.1, 0.6):
+        page.mouse.click(box["x"] + fraction * box["width"], box["y"] + 2)
+        assert current_in_sight(page)
+    assert page.locator("#toc li").count() == 50
 
 
-def test_reload_recovers_from_a_failed_load(page, tmp_path):
-    write_site(tmp_path, {"late": "{"})
-    with StaticSite(tmp_path) as site:
-        page.goto(site.url + "index.html?trace=late&step=2")
-        page.locator("#failure").wait_for()
-        assert page.evaluate("window.cs336Viewer.currentTrace()") == "late"
-        (tmp_path / "traces" / "late.json").write_text(json.dumps(demo_trace("late")))
-        page.evaluate("window.cs336Viewer.reload()")
-        page.wait_for_selector(".unit.current")
-        assert "at=3" in page.evaluate("location.href")
+def test_reload_recovers_from_a_failed_load(page, serve_site):
+    site = serve_site({"late": "{"})
+    page.goto(site.url + "index.html?trace=late&step=2")
+    page.locator("#failure").wait_for()
+    assert page.evaluate("window.cs336Viewer.currentTrace()") == "late"
+    (site.traces / "late.json").write_text(json.dumps(demo_trace("late")))
+    page.evaluate("window.cs336Viewer.reload()")
+    page.wait_for_selector(".unit.current")
+    assert "at=3" in page.evaluate("location.href")
 
 
-def test_unknown_value_shapes_do_not_break_the_page(page, tmp_path):
+def test_unknown_value_shapes_do_not_break_the_page(page, serve_site):
     trace = demo_trace("odd")
     trace["steps"][2][2]["v"]["weird"] = {"t": "dict", "items": [5]}
     trace["steps"][2][2]["v"]["future"] = {"t": "quaternion", "w": 1}
-    write_site(tmp_path, {"odd": trace})
-    with StaticSite(tmp_path) as site:
-        page.goto(site.url + "index.html?trace=odd&step=2")
-        page.wait_for_selector(".unit.current")
-        assert "cannot be shown" in page.locator(".env-row[data-name=weird]").inner_text()
-        assert "quaternion" in page.locator(".env-row[data-name=future]").inner_text()
-        assert page.locator(".env-row[data-name=x] .v-matrix").count() == 1
-        page.keyboard.press("l")
-        assert "at=4" in page.evaluate("location.href")
+    site = serve_site({"odd": trace})
+    page.goto(site.url + "index.html?trace=odd&step=2")
+    page.wait_for_selector(".unit.current")
+    assert "cannot be shown" in page.locator(".env-row[data-name=weird]").inner_text()
+    assert "quaternion" in page.locator(".env-row[data-name=future]").inner_text()
+    assert page.locator(".env-row[data-name=x] .v-matrix").count() == 1
+    page.keyboard.press("l")
+    assert "at=4" in page.evaluate("location.href")
 
 
-def test_a_long_heading_takes_at_most_two_lines_in_the_contents(page, tmp_path):
+def test_a_long_heading_takes_at_most_two_lines_in_the_contents(page, serve_site):
     trace = demo_trace("wordy")
     long = "A heading that goes on " + "and on " * 40
     trace["steps"][1][2]["r"] = [markdown(f"<h2>{long}</h2>", [[2, long, "wordy"]])]
-    write_site(tmp_path, {"wordy": trace})
-    with StaticSite(tmp_path) as site:
-        page.goto(site.url + "index.html?trace=wordy&step=0")
-        entry = page.locator("#toc li a", has_text="A heading that goes on")
-        line_height = page.locator("#toc li a").first.bounding_box()["height"]
-        assert entry.bounding_box()["height"] < 2.5 * line_height
-        assert entry.get_attribute("title") == long
+    site = serve_site({"wordy": trace})
+    page.goto(site.url + "index.html?trace=wordy&step=0")
+    entry = page.locator("#toc li a", has_text="A heading that goes on")
+    line_height = page.locator("#toc li a").first.bounding_box()["height"]
+    assert entry.bounding_box()["height"] < 2.5 * line_height
+    assert entry.get_attribute("title") == long

@@ -15,7 +15,8 @@ from playwright.sync_api import expect
 from cs336_lectures.runtime.i18n.locale_numbers import plural_category
 
 from test_i18n import EXAMPLE, ROOT, copy_example
-from viewer_support import VIEWER, StaticSite, demo_trace, write_site
+from static_site import VIEWER
+from trace_builders import demo_trace
 
 pytestmark = pytest.mark.browser
 
@@ -31,7 +32,7 @@ def trace_lecture(lecture, out, cwd, validate_trace) -> dict:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, validate_trace):
+def site(tmp_path_factory, serve_module_site, validate_trace):
     assets = tmp_path_factory.mktemp("translated")
     translated = trace_lecture(EXAMPLE, assets, ROOT, validate_trace)
     assets /= "assets"
@@ -42,10 +43,7 @@ def site(tmp_path_factory, validate_trace):
     subprocess.run([sys.executable, "-m", "cs336_lectures", "i18n", "extract", lecture.name], cwd=work, check=True,
                    capture_output=True)
     edited = trace_lecture(lecture, work / "out", work, validate_trace)
-    root = write_site(tmp_path_factory.mktemp("site"),
-                      {"example_i18n": translated, "edited": edited, "demo": demo_trace()}, assets=assets)
-    with StaticSite(root) as served:
-        yield served
+    return serve_module_site({"example_i18n": translated, "edited": edited, "demo": demo_trace()}, assets=assets)
 
 
 def url_language(page) -> str | None:

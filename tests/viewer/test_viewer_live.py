@@ -5,97 +5,20 @@ from __future__ import annotations
 
 import http.client
 import json
-import queue
 import re
-import signal
-import subprocess
-import sys
-import threading
-import time
-from pathlib import Path
 
 import pytest
 
+from live_server import LECTURE, TOTAL_LINE, LiveServer
+
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-LECTURE = '''from cs336_lectures import text
-
-
-def main():
-    text("# A live lecture")
-    greeting = "hello"  # @inspect greeting
-    text("First version of the lecture")
-    total = len(greeting) + 1  # @inspect total
-    text("The end")
-
-
-if __name__ == "__main__":
-    main()
-'''
-TOTAL_LINE = 8  # the line `total = ...`, where the reader stands while editing
-URL = re.compile(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)")
-
-
-class LiveServer:
-    """`cs336-lectures serve` over a temporary copy of a lecture, on a free port."""
-
-    def __init__(self, folder: Path, source: str = LECTURE, fails: bool = False):
-        self.folder = folder
-        self.lecture = folder / "live_lecture.py"
-        self.trace = folder / "traces" / "live_lecture.json"
-        self.lecture.write_text(source)
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "cs336_lectures", "serve", "live_lecture.py", "--traces", "traces",
-             "--port", "0", "--no-browser", "--timeout", "120"],
-            cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.lines: queue.Queue = queue.Queue()
-        self.output: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-        match = self._wait_for_line(URL)
-        self.url, self.port, self.token = match.group(0), int(match.group(1)), match.group(2)
-        if not fails:
-            self._wait(self.trace.exists, "the first trace")
-        else:  # a lecture that cannot be traced: its first run fails
-            self._wait_for_line(re.compile(r"live_lecture: failed"), limit=180)
-
-    def _read(self) -> None:
-        for line in self.process.stdout:
-            self.lines.put(line)
-
-    def _wait_for_line(self, pattern: re.Pattern, limit: float = 60) -> re.Match:
-        deadline = time.monotonic() + limit
-        while time.monotonic() < deadline:
-            try:
-                line = self.lines.get(timeout=0.2)
-            except queue.Empty:
-                assert self.process.poll() is None, "the server exited:\n" + "".join(self.output)
-                continue
-            self.output.append(line)
-            if match := pattern.search(line):
-                return match
-        raise AssertionError("the server printed no URL:\n" + "".join(self.output))
-
-    def _wait(self, condition, what: str, limit: float = 180) -> None:
-        deadline = time.monotonic() + limit
-        while not condition():
-            assert time.monotonic() < deadline, f"timed out waiting for {what}"
-            assert self.process.poll() is None, "the server exited"
-            time.sleep(0.1)
-
-    def close(self) -> None:
-        self.process.send_signal(signal.SIGINT)  # Ctrl-C
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory):
-    server = LiveServer(tmp_path_factory.mktemp("live"))
+def live(serve_module_live):
+    server = serve_module_live()
     yield server
-    server.close()
+    server.close()  # before the fixture's own teardown would: how the server exits is checked here
     assert server.process.returncode == 0, "the server did not stop cleanly on Ctrl-C:\n" + "".join(server.output)
 
 
@@ -413,26 +336,23 @@ def test_edit_is_offered_only_while_a_lecture_is_on_screen(page, live):
     assert not page.locator(".cs336-live-editor").is_visible()
 
 
-def test_a_lecture_whose_first_run_fails_can_be_fixed_in_the_browser(page, tmp_path):
+def test_a_lecture_whose_first_run_fails_can_be_fixed_in_the_browser(page, serve_live):
     """No trace yet, so no lecture to show: the banner's edit action still opens the editor, in sight."""
     broken = LECTURE.replace('text("# A live lecture")', 'text("# A live lecture"')
-    server = LiveServer(tmp_path, broken, fails=True)
-    try:
-        page.goto(server.url)
-        banner = page.locator(".retrace-failure")
-        banner.locator("button, a").filter(has_text="edit line 5").click()
-        editor = page.locator(EDITOR)
-        editor.wait_for(state="visible")
-        assert editor_line(page) == 5
-        editor.press("End")
-        editor.type(")")
-        editor.press("Control+s")
-        page.wait_for_selector(".code .line.current", state="attached", timeout=120_000)
-        page.locator(".cs336-live-editor").wait_for(state="hidden")
-        assert server.lecture.read_text() == LECTURE
-        assert page.locator(".cs336-live-edit").is_visible()
-    finally:
-        server.close()
+    server = serve_live(broken, fails=True)
+    page.goto(server.url)
+    banner = page.locator(".retrace-failure")
+    banner.locator("button, a").filter(has_text="edit line 5").click()
+    editor = page.locator(EDITOR)
+    editor.wait_for(state="visible")
+    assert editor_line(page) == 5
+    editor.press("End")
+    editor.type(")")
+    editor.press("Control+s")
+    page.wait_for_selector(".code .line.current", state="attached", timeout=120_000)
+    page.locator(".cs336-live-editor").wait_for(state="hidden")
+    assert server.lecture.read_text() == LECTURE
+    assert page.locator(".cs336-live-edit").is_visible()
 
 
 SECTIONED = '''import gate
@@ -469,13 +389,13 @@ def wait_until_open(limit: float = 120.0) -> None:
 '''
 
 
-def test_an_edited_section_shows_before_the_slow_sections_after_it_have_run_again(page, tmp_path):
+def test_an_edited_section_shows_before_the_slow_sections_after_it_have_run_again(page, tmp_path, serve_live):
     """The early view: the reader inside the edited section sees it re-run while the sections after
     it still run; the whole trace then replaces it, the reader still in place."""
     (tmp_path / "gate.py").write_text(GATE)
     gate = tmp_path / "gate.txt"
     gate.write_text("open")
-    server = LiveServer(tmp_path, SECTIONED)
+    server = serve_live(SECTIONED, folder=tmp_path)
     try:
         page.goto(f"{server.url}&trace=live_lecture")
         page.wait_for_selector(".code .line.current", state="attached")
@@ -501,6 +421,5 @@ def test_an_edited_section_shows_before_the_slow_sections_after_it_have_run_agai
         assert "Version two" in server.trace.read_text()
         assert current_line(page) == value_line
         assert not (server.folder / "traces" / "early" / "live_lecture.json").exists()
-    finally:
+    finally:  # before the server stops: its run may be waiting at the gate
         gate.write_text("open")
-        server.close()

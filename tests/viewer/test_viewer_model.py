@@ -9,7 +9,8 @@ import sys
 
 import pytest
 
-from viewer_support import ROOT, TRACE_MOVES, StaticSite, demo_trace, multiline_trace, write_site
+from static_site import ROOT, TRACE_MOVES
+from trace_builders import demo_trace, multiline_trace
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from synthetic_trace import synthetic_trace  # noqa: E402
@@ -103,10 +104,8 @@ class Reference:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    root = write_site(tmp_path_factory.mktemp("site"), {})
-    with StaticSite(root) as served:
-        yield served
+def site(serve_module_site):
+    return serve_module_site()
 
 
 @pytest.mark.parametrize("trace", [demo_trace(), multiline_trace(), synthetic_trace(num_steps=2_000, num_lines=120)],
@@ -205,15 +204,15 @@ def test_steps_inside_a_rendering_statement_are_passed_over(page, site):
     assert visible == [2, 3, 5, 6, 7, 8, 9, 10]
 
 
-def test_a_multiline_rendering_statement_is_one_stop_in_the_page(page, tmp_path):
+def test_a_multiline_rendering_statement_is_one_stop_in_the_page(page, serve_site):
     trace = multiline_trace()
-    with StaticSite(write_site(tmp_path, {"multiline": trace})) as served:
-        page.goto(served.url + "index.html?trace=multiline&step=0")
-        page.wait_for_selector(".unit.current")
-        assert "at=3" in page.evaluate("location.href")  # step 0 is passed over: the link's own step is the first stop
-        assert page.locator("#env [data-name='x']").inner_text().endswith("0")  # written at step 1
-        page.keyboard.press("l")
-        assert "at=4" in page.evaluate("location.href")
-        page.keyboard.press("R")  # raw: the lines inside the statements can be clicked
-        page.click('.code a.no[data-line="3"]')  # no step of its own: the statement's
-        assert "at=3" in page.evaluate("location.href")
+    site = serve_site({"multiline": trace})
+    page.goto(site.url + "index.html?trace=multiline&step=0")
+    page.wait_for_selector(".unit.current")
+    assert "at=3" in page.evaluate("location.href")  # step 0 is passed over: the link's own step is the first stop
+    assert page.locator("#env [data-name='x']").inner_text().endswith("0")  # written at step 1
+    page.keyboard.press("l")
+    assert "at=4" in page.evaluate("location.href")
+    page.keyboard.press("R")  # raw: the lines inside the statements can be clicked
+    page.click('.code a.no[data-line="3"]')  # no step of its own: the statement's
+    assert "at=3" in page.evaluate("location.href")

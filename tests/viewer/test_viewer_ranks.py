@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import expect
 
 from test_ranks import FAILING_SPAWN
-from viewer_support import StaticSite, line_of, write_site
+from trace_builders import line_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,9 +39,8 @@ def traces(tmp_path_factory, validate_trace):
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, traces):
-    with StaticSite(write_site(tmp_path_factory.mktemp("site"), traces)) as served:
-        yield served
+def site(serve_module_site, traces):
+    return serve_module_site(traces)
 
 
 def step_at(trace: dict, rank: int, source: str, snippet: str, occurrence: int = 0) -> int:

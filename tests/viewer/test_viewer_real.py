@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from playwright.sync_api import expect
 
-from viewer_support import StaticSite, line_of, write_site
+from trace_builders import line_of
 
 pytestmark = pytest.mark.browser
 
@@ -41,7 +41,7 @@ def double(value):
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, validate_trace):
+def site(tmp_path_factory, serve_module_site, validate_trace):
     work = tmp_path_factory.mktemp("lecture")
     (work / "mini_lecture.py").write_text(LECTURE)
     out = work / "traces"
@@ -49,10 +49,7 @@ def site(tmp_path_factory, validate_trace):
                           cwd=work, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     trace = validate_trace(out / "mini_lecture.json")
-    root = write_site(tmp_path_factory.mktemp("site"), {"mini_lecture": trace}, assets=out / "assets")
-    with StaticSite(root) as served:
-        served.trace_file = root / "traces" / "mini_lecture.json"
-        yield served
+    return serve_module_site({"mini_lecture": trace}, assets=out / "assets")
 
 
 def url_step(page) -> int:
@@ -111,14 +108,14 @@ def test_real_trace_header_is_what_the_index_shows(page, site):
 
 def test_the_url_the_counter_and_the_terminal_name_a_step_alike(page, site):
     """Counted from 1 everywhere: ?at=N, "step N of M" on the page, "step N of M" in `show`."""
-    total = len(json.loads(site.trace_file.read_text())["steps"])
+    total = len(json.loads((site.traces / "mini_lecture.json").read_text())["steps"])
     page.goto(site.url + "index.html?trace=mini_lecture")
     page.wait_for_selector(".unit.current")
     page.keyboard.press("l")
     page.keyboard.press("l")
     number = url_step(page) + 1
     assert page.locator("#counter").inner_text() == f"step {number} of {total}"
-    shown = subprocess.run([sys.executable, "-m", "cs336_lectures", "show", str(site.trace_file), "--step", str(number),
+    shown = subprocess.run([sys.executable, "-m", "cs336_lectures", "show", str(site.traces / "mini_lecture.json"), "--step", str(number),
                             "--width", "100"], capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
     assert shown.returncode == 0, shown.stderr
     assert f"step {number} of {total} (" in shown.stdout.splitlines()[0]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from viewer_support import VIEWER, StaticSite
+from static_site import VIEWER
 
 pytestmark = pytest.mark.browser
 
@@ -127,19 +127,17 @@ LINES = [
 
 
 @pytest.fixture(scope="module")
-def sanitizer_page(browser, tmp_path_factory):
-    root = tmp_path_factory.mktemp("sanitizer")
-    (root / "js").mkdir()
-    shutil.copy(SANITIZER, root / "js" / "sanitize.js")
-    (root / "blank.html").write_text("<!doctype html><title>sanitiser</title>")
+def sanitizer_page(browser, serve_module_site):
+    site = serve_module_site()
+    shutil.copy(SANITIZER, site.root / "js" / "sanitize.js")
+    (site.root / "blank.html").write_text("<!doctype html><title>sanitiser</title>")
     context = browser.new_context()
     page = context.new_page()
     page.dialogs = []
     page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))
-    with StaticSite(root) as site:
-        page.goto(site.url + "blank.html")
-        page.evaluate("async () => { window.sanitizer = await import('./js/sanitize.js'); }")
-        yield page
+    page.goto(site.url + "blank.html")
+    page.evaluate("async () => { window.sanitizer = await import('./js/sanitize.js'); }")
+    yield page
     context.close()
 
 

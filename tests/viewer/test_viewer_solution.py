@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from viewer_support import StaticSite, line_of, write_site
+from trace_builders import line_of
 
 pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,11 +46,9 @@ def traced(tmp_path_factory, validate_trace):
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, traced):
+def site(serve_module_site, traced):
     broken = dict(traced, solutions=[{"file": 0, "lines": [7, 9999], "steps": [0, 1]}])
-    root = write_site(tmp_path_factory.mktemp("site"), {"mini_exercise": traced, "broken_solution": broken})
-    with StaticSite(root) as served:
-        yield served
+    return serve_module_site({"mini_exercise": traced, "broken_solution": broken})
 
 
 def step_of_line(trace: dict, snippet: str) -> int:
@@ -129,7 +127,7 @@ def test_a_malformed_solution_gets_a_clear_message(page, site):
     expect(page.locator("body")).to_contain_text("solutions[0] has lines [7,9999]")
 
 
-def test_the_lecture_exercises_are_folded(page, tmp_path, validate_trace):
+def test_the_lecture_exercises_are_folded(page, tmp_path, serve_site, validate_trace):
     """The real lecture 2: its exercise answers start folded."""
     out = tmp_path / "traces"
     done = subprocess.run([sys.executable, "-m", "cs336_lectures", "trace", "lectures/lecture_02.py",
@@ -137,36 +135,30 @@ def test_the_lecture_exercises_are_folded(page, tmp_path, validate_trace):
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     trace = validate_trace(out / "lecture_02.exercise_napkin_math_rtx4080.json")
-    root = write_site(tmp_path / "site", {"exercise": trace}, assets=out / "assets")
-    with StaticSite(root) as served:
-        page.goto(served.url + "index.html?trace=exercise&step=0")
-        page.wait_for_selector(".unit.current")
-        expect(page.get_by_role("button", name="Show solution")).to_have_count(1)
-        expect(page.locator("#code .rendered").get_by_text("Will the run be done in an afternoon")).to_be_visible()
-        expect(page.locator("#code .rendered").get_by_text("hours, an afternoon")).to_be_hidden()
-        page.get_by_role("button", name="Show solution").click()
-        expect(page.locator("#code .rendered").get_by_text("hours, an afternoon")).to_be_visible()
-        assert json.loads((out / "lecture_02.exercise_napkin_math_rtx4080.json").read_text())["version"] == 2
+    site = serve_site({"exercise": trace}, assets=out / "assets")
+    page.goto(site.url + "index.html?trace=exercise&step=0")
+    page.wait_for_selector(".unit.current")
+    expect(page.get_by_role("button", name="Show solution")).to_have_count(1)
+    expect(page.locator("#code .rendered").get_by_text("Will the run be done in an afternoon")).to_be_visible()
+    expect(page.locator("#code .rendered").get_by_text("hours, an afternoon")).to_be_hidden()
+    page.get_by_role("button", name="Show solution").click()
+    expect(page.locator("#code .rendered").get_by_text("hours, an afternoon")).to_be_visible()
+    assert json.loads((out / "lecture_02.exercise_napkin_math_rtx4080.json").read_text())["version"] == 2
 
 
 @pytest.mark.slow
-def test_an_opened_solution_stays_open_when_the_lecture_is_retraced(page, tmp_path):
+def test_an_opened_solution_stays_open_when_the_lecture_is_retraced(page, serve_live):
     """Live mode: saving the lecture re-traces it; the solutions the reader opened stay open."""
-    from test_viewer_live import LiveServer
-
-    live = LiveServer(tmp_path)
-    try:
-        page.goto(f"{live.url}&trace=live_lecture")
-        page.wait_for_selector(".code .line.current", state="attached")
-        page.locator(".cs336-live-edit").wait_for(state="visible")  # live mode is up: it hears the run
-        live.lecture.write_text(LECTURE)
-        rendered = page.locator("#code .rendered")
-        rendered.get_by_text("What is six times seven?").wait_for(timeout=120_000)
-        page.get_by_role("button", name="Show solution").click()
-        expect(rendered.get_by_text("The product is forty-two.")).to_be_visible()
-        live.lecture.write_text(LECTURE.replace("After the exercise", "After the edited exercise"))
-        rendered.get_by_text("After the edited exercise").wait_for(timeout=120_000)
-        expect(rendered.get_by_text("The product is forty-two.")).to_be_visible()
-        expect(page.get_by_role("button", name="Hide solution")).to_be_visible()
-    finally:
-        live.close()
+    live = serve_live()
+    page.goto(f"{live.url}&trace=live_lecture")
+    page.wait_for_selector(".code .line.current", state="attached")
+    page.locator(".cs336-live-edit").wait_for(state="visible")  # live mode is up: it hears the run
+    live.lecture.write_text(LECTURE)
+    rendered = page.locator("#code .rendered")
+    rendered.get_by_text("What is six times seven?").wait_for(timeout=120_000)
+    page.get_by_role("button", name="Show solution").click()
+    expect(rendered.get_by_text("The product is forty-two.")).to_be_visible()
+    live.lecture.write_text(LECTURE.replace("After the exercise", "After the edited exercise"))
+    rendered.get_by_text("After the edited exercise").wait_for(timeout=120_000)
+    expect(rendered.get_by_text("The product is forty-two.")).to_be_visible()
+    expect(page.get_by_role("button", name="Hide solution")).to_be_visible()

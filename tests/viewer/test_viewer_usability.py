@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from viewer_support import DEMO_SOURCE, ROOT, StaticSite, TraceBuilder, demo_trace, index_entry, line_of, markdown, tensor, write_site
+from static_site import ROOT, index_entry
+from trace_builders import DEMO_SOURCE, TraceBuilder, demo_trace, line_of, markdown, tensor
 
 pytestmark = pytest.mark.browser
 
@@ -54,10 +55,8 @@ def opening_trace() -> dict:
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    root = write_site(tmp_path_factory.mktemp("site"), {"demo": DEMO, "opening": opening_trace()})
-    with StaticSite(root) as served:
-        yield served
+def site(serve_module_site):
+    return serve_module_site({"demo": DEMO, "opening": opening_trace()})
 
 
 def url_step(page) -> int:
@@ -69,9 +68,9 @@ def open_trace(page, site, query: str) -> None:
     page.wait_for_selector(".unit.current")
 
 
-def test_index_cards_show_docstring_title_summary_counts_status_in_lecture_order(page, tmp_path):
+def test_index_cards_show_docstring_title_summary_counts_status_in_lecture_order(page, serve_site):
     traces = {name: demo_trace(name) for name in ("example_basics", "lecture_10", "lecture_02", "lecture_02.optimizers", "lecture_01")}
-    write_site(tmp_path, traces)
+    site = serve_site(traces)
     entries = [index_entry(name, trace) for name, trace in traces.items()]
     summaries = {"lecture_01": "CS336 lecture 1: why build language models from scratch, and tokenization.",
                  "example_basics": "A tour of the framework: every primitive and every directive, once."}
@@ -79,23 +78,22 @@ def test_index_cards_show_docstring_title_summary_counts_status_in_lecture_order
         if entry["name"] in summaries:
             entry["summary"] = summaries[entry["name"]]
     entries[1]["failing"] = "ZeroDivisionError: division by zero (lecture_10.py:3)"
-    (tmp_path / "traces" / "index.json").write_text(json.dumps({"traces": entries}))
-    with StaticSite(tmp_path) as served:
-        page.goto(served.url + "index.html")
-        page.wait_for_selector(".trace-card")
-        names = page.locator(".trace-name").all_inner_texts()
-        assert names == ["lecture_01", "lecture_02", "lecture_02.optimizers", "lecture_10", "example_basics"]
-        first = page.locator(".trace-card").first
-        assert first.locator(".trace-title").inner_text() == "CS336 lecture 1"
-        assert first.locator(".trace-summary").inner_text() == "Why build language models from scratch, and tokenization."
-        assert f"{len(DEMO['steps'])} steps" in first.inner_text() and "traced" in first.inner_text()
-        assert first.locator(".badge-ok").inner_text() == "ok"
-        failing = page.locator(".trace-card", has_text="lecture_10")
-        assert failing.locator(".badge-failing").inner_text() == "file fails now"
-        assert "ZeroDivisionError" in failing.inner_text()
-        assert page.locator(".trace-card").nth(1).locator(".trace-title").inner_text() == "lecture_02"  # no docstring: the name
-        hint = page.locator(".index-hint").inner_text()
-        assert "e edit" in hint and "Ctrl+S" in hint
+    (site.traces / "index.json").write_text(json.dumps({"traces": entries}))
+    page.goto(site.url + "index.html")
+    page.wait_for_selector(".trace-card")
+    names = page.locator(".trace-name").all_inner_texts()
+    assert names == ["lecture_01", "lecture_02", "lecture_02.optimizers", "lecture_10", "example_basics"]
+    first = page.locator(".trace-card").first
+    assert first.locator(".trace-title").inner_text() == "CS336 lecture 1"
+    assert first.locator(".trace-summary").inner_text() == "Why build language models from scratch, and tokenization."
+    assert f"{len(DEMO['steps'])} steps" in first.inner_text() and "traced" in first.inner_text()
+    assert first.locator(".badge-ok").inner_text() == "ok"
+    failing = page.locator(".trace-card", has_text="lecture_10")
+    assert failing.locator(".badge-failing").inner_text() == "file fails now"
+    assert "ZeroDivisionError" in failing.inner_text()
+    assert page.locator(".trace-card").nth(1).locator(".trace-title").inner_text() == "lecture_02"  # no docstring: the name
+    hint = page.locator(".index-hint").inner_text()
+    assert "e edit" in hint and "Ctrl+S" in hint
 
 
 def test_a_lecture_opens_on_its_title_unless_the_url_names_a_step(page, site):
@@ -246,7 +244,7 @@ def test_the_narrow_screen_keeps_the_counter_lectures_and_help(page, site):
     page.wait_for_selector(".trace-card")
 
 
-def test_numbers_on_real_lecture_values(page, tmp_path_factory):
+def test_numbers_on_real_lecture_values(page, tmp_path_factory, serve_site):
     work = tmp_path_factory.mktemp("real")
     out = work / "traces"
     subprocess.run([sys.executable, "-m", "cs336_lectures", "trace", str(ROOT / "lectures" / "lecture_02.py"), "-o", str(out), "--quiet"],
@@ -259,14 +257,13 @@ def test_numbers_on_real_lecture_values(page, tmp_path_factory):
             first_write.setdefault(name, s)
     expected = {"days": ("143.9", "143.92659381842682"), "h100_flop_per_sec": ("9.895e14", "989500000000000.0"),
                 "gpt3_ffn_bytes": ("2,415,919,104", "2415919104"), "bf16_value": ("1.001e-8", "1.0011717677116394e-08")}
-    root = write_site(tmp_path_factory.mktemp("site"), {"lecture_02": trace}, assets=out / "assets")
-    with StaticSite(root) as served:
-        for name, (shown, exact) in expected.items():
-            page.goto(served.url + f"index.html?trace=lecture_02&step={first_write[name]}")
-            value = page.locator(f".env-row[data-name={name}] .env-value .v-num").first
-            value.wait_for()
-            assert value.inner_text() == shown, name
-            assert value.get_attribute("title") == exact, name
+    site = serve_site({"lecture_02": trace}, assets=out / "assets")
+    for name, (shown, exact) in expected.items():
+        page.goto(site.url + f"index.html?trace=lecture_02&step={first_write[name]}")
+        value = page.locator(f".env-row[data-name={name}] .env-value .v-num").first
+        value.wait_for()
+        assert value.inner_text() == shown, name
+        assert value.get_attribute("title") == exact, name
 
 
 @pytest.mark.parametrize("width", [800, 1280])

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from viewer_support import StaticSite, tensor, write_site
+from trace_builders import tensor
 
 pytestmark = pytest.mark.browser
 
@@ -60,10 +60,8 @@ CASES = [
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    root = write_site(tmp_path_factory.mktemp("site"), {})
-    with StaticSite(root) as served:
-        yield served
+def site(serve_module_site):
+    return serve_module_site()
 
 
 def test_each_kind_of_value_reads_like_python(page, site):

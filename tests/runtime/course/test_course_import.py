@@ -242,7 +242,7 @@ def test_import_replaces_only_an_earlier_import(repo, course_trace, imported, tm
 
 @pytest.mark.browser
 def test_the_viewer_shows_an_imported_trace(imported, page, tmp_path):
-    from viewer_support import StaticSite, write_site
+    from static_site import StaticSite, write_site
 
     trace = json.loads(imported.read_text())
     root = write_site(tmp_path / "site", {"lecture_demo": trace}, assets=imported.parent / "assets")

@@ -17,7 +17,7 @@ import pytest
 from cs336_lectures.runtime.notebooks.cells import lay_out
 from cs336_lectures.runtime.notebooks.export import build_notebook
 from cs336_lectures.runtime.notebooks.outputs import jupyter_markdown
-from viewer_support import demo_trace
+from trace_builders import demo_trace
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

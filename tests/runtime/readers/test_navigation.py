@@ -11,7 +11,8 @@ import pytest
 
 from cs336_lectures.runtime.readers.navigation import TraceModel, statement_heads
 from test_viewer_model import Reference, line_click, shown_rendering
-from viewer_support import ROOT, TRACE_MOVES, StaticSite, demo_trace, multiline_trace, write_site
+from static_site import ROOT, TRACE_MOVES, StaticSite, write_site
+from trace_builders import demo_trace, multiline_trace
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from synthetic_trace import synthetic_trace  # noqa: E402

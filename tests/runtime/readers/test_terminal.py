@@ -238,7 +238,7 @@ def test_no_color_in_the_interactive_viewer(traced):
 def test_a_version_1_trace_shows_its_html_as_text(tmp_path):
     import json
 
-    from viewer_support import demo_trace
+    from trace_builders import demo_trace
 
     (tmp_path / "demo.json").write_text(json.dumps(demo_trace()))
     result = cli("show", "demo.json", "--section", "links and", "--width", "80", cwd=tmp_path, env={"NO_COLOR": "1"})

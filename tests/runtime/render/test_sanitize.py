@@ -12,7 +12,8 @@ from cs336_lectures.runtime.notebooks.export import build_notebook
 from cs336_lectures.runtime.render.rendering import render_markdown, render_verbatim
 from cs336_lectures.runtime.render.sanitize import sanitized_html
 from test_faults_web import ACTIVE, HOSTILE_HTML, RENDERER_MARKDOWN
-from viewer_support import VIEWER, StaticSite, TraceBuilder, markdown
+from static_site import VIEWER, StaticSite
+from trace_builders import TraceBuilder, markdown
 
 # Anything that could run or load active content, written as HTML.
 ACTIVE_MARKUP = re.compile(r"<(script|iframe|object|embed|frame|svg|base|meta|form|input|style|noscript|details|video"

@@ -29,7 +29,8 @@ from cs336_lectures.runtime.render.rendering import highlight_lines, render_mark
 from cs336_lectures.runtime.publish.site import CONTENT_SECURITY_POLICY, build_index, write_site as build_site
 from test_server import GOOD_LECTURE, put_trace, request, serve, workspace  # noqa: F401 (fixtures)
 from test_site import sample_trace
-from viewer_support import ROOT, VIEWER, StaticSite, TraceBuilder, markdown, write_site
+from static_site import ROOT, VIEWER, StaticSite, write_site
+from trace_builders import TraceBuilder, markdown
 
 # --- hostile input ----------------------------------------------------------------------------
 

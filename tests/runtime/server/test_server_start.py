@@ -13,7 +13,7 @@ import pytest
 from cs336_lectures.runtime.server.http_server import LectureServer
 from test_server import Events, request
 from test_site import sample_trace
-from viewer_support import VIEWER
+from static_site import VIEWER
 
 # Held until the test creates `release` beside it: the test sees the run in progress. The wait is
 # in a module beside the lecture, which is not traced (a traced loop would record a step a turn).

@@ -302,7 +302,7 @@ def test_an_early_view_that_was_not_the_start_of_its_runs_trace_is_logged(tmp_pa
     from cs336_lectures.runtime.server.events import EventHub
     from cs336_lectures.runtime.server.retracing import Lecture, Retracer
     from cs336_lectures.runtime.server.verification import ResumedRun
-    from viewer_support import demo_trace
+    from trace_builders import demo_trace
 
     log = tmp_path / "verification" / "log.jsonl"
     retracer = Retracer(tmp_path, EventHub(), [], None, None, log=lambda message: None, verification_log=log)
