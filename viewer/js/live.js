@@ -353,7 +353,19 @@ class Live {
       this.edit();
     });
     this.updateButton();
-    listenToServer((event) => this.onEvent(event));
+    // The last state heard of each trace: the list of lectures may be fetched before a run ended
+    // and drawn after its event arrived, so it is checked against them once drawn.
+    this.lastState = new Map();
+    window.addEventListener('cs336:index-shown', () => {
+      const ended = (name) => ['ok', 'error'].includes(this.lastState.get(name));
+      if ([...document.querySelectorAll('.trace-card.running')].some((card) => ended(card.dataset.name))) {
+        window.location.reload();
+      }
+    });
+    listenToServer((event) => {
+      if (['running', 'ok', 'error'].includes(event.state)) this.lastState.set(event.trace, event.state);
+      this.onEvent(event);
+    });
   }
 
   editable(trace) {
@@ -442,13 +454,16 @@ class Live {
     // A replayed event is the state from before this page connected: the trace on screen
     // already reflects it unless this page saw an older generation (a reconnect).
     const news = !event.replay || (known !== undefined && known !== event.generation);
-    if (event.state === 'ok' && !news) return;
+    // A run that ended while this page (re)loaded reaches it as a replayed event: old news, but
+    // the list of lectures on screen may have been fetched before it ended.
+    const listStale = current === null && listedAsRunning(event.trace);
+    if (event.state === 'ok' && !news && !listStale) return;
     if (this.editor.isOpen && this.editor.trace === event.trace && (this.awaiting === event.trace || news)) {
       this.editor.onResult(event, this.awaiting === event.trace);
     }
     if (this.awaiting === event.trace) this.awaiting = null;
     if (mine || current === null || event.state === 'ok') this.failure.update(event);
-    if (current === null && (news || listedAsRunning(event.trace))) {
+    if (current === null && (news || listStale)) {
       window.location.reload(); // the list of traces (its statuses, its failing marks) changed
       return;
     }

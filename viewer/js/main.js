@@ -163,6 +163,7 @@ class Viewer {
     try {
       const entries = await fetchIndex();
       renderIndex(container, entries, (name) => this.urlWith(name, null).href);
+      window.dispatchEvent(new CustomEvent('cs336:index-shown'));
       for (const link of container.querySelectorAll('a[data-trace]')) {
         link.addEventListener('click', (event) => {
           if (event.ctrlKey || event.metaKey || event.shiftKey || event.button !== 0) return;
