@@ -286,3 +286,13 @@ def test_update_carries_plural_words_and_adds_every_missing_form_in_cldr_order()
                                              plurals={"w": PluralWord("days:.0f", {"one": "天"})})])
     (entry,) = chinese.update([call(english, "intro", template=True)]).entries
     assert list(entry.plurals["w"].forms) == ["other", "one"]  # forms written stay, even extra ones
+
+
+def test_a_language_outside_the_catalogs_is_named_by_its_code():
+    # `i18n check` can be asked about any language CLDR knows; German has only "one" and "other".
+    assert days_entry().problems("de") == ["plural word {days_word} has forms for few, many, not plural categories of de"]
+
+
+def test_update_gives_a_new_template_string_an_entry_marked_as_a_template():
+    (entry,) = Catalog("ru", "lec.py").update([call("{n} bytes", "intro", template=True)]).entries
+    assert entry == Entry("{n} bytes", "", True, "intro")

@@ -7,6 +7,7 @@ import dataclasses
 import gc
 import json
 import math
+import os
 from pathlib import Path
 
 import jsonschema
@@ -24,6 +25,12 @@ VALUE_VALIDATOR = jsonschema.Draft202012Validator(
     {"$schema": SCHEMA["$schema"], "$defs": SCHEMA["$defs"], "$ref": "#/$defs/value"}
 )
 MAX_ENCODED_CHARS = BUDGET + MAX_OVERSHOOT  # the budget, and at most the item in flight when it ran out
+# Mutation runs (tests/mutation/run_mutmut.py) run these tests once per mutant: fewer examples each.
+EXAMPLES_SCALE = float(os.environ.get("CS336_HYPOTHESIS_SCALE", "1"))
+
+
+def examples(count: int) -> int:
+    return max(10, round(count * EXAMPLES_SCALE))
 
 
 def encoded_size(value) -> int:
@@ -85,7 +92,7 @@ def nesting(obj) -> int:
     return 0
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(exact_values)
 def test_exact_values_round_trip(obj):
     value = encode(obj)
@@ -93,7 +100,7 @@ def test_exact_values_round_trip(obj):
         assert same(decode(value), obj)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.recursive(
         st.text() | st.binary(max_size=3000) | st.integers(min_value=-(2**20000), max_value=2**20000) | st.floats(),
@@ -156,7 +163,7 @@ arrays = npst.arrays(
 )
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(tensors() | arrays, max_size=3))
 def test_tensors_and_arrays_encode(items):
     value = encode(items)
@@ -190,7 +197,7 @@ anything = st.recursive(
 )
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(100), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(anything)
 def test_anything_encodes_and_decodes_without_raising(obj):
     value = encode(obj)
