@@ -13,6 +13,10 @@ before the save to the page showing the new text. Three ways, measured in the sa
 - new process: the server as it was before the kernel, `cs336-lectures trace` in a subprocess
   (the peer: Python's start-up, imports, every section).
 
+Verification is on, as `serve` runs by default: after each incremental run the benchmark waits
+for the whole run that checks it (and fails if it corrected the resumed run), so every measured
+edit is also an exactness check.
+
 Target: incremental median <= 0.5 s on a 2-core machine (stretch 0.3 s).
 
     python benchmarks/edit_latency.py [--edits 5] [--lecture lecture_01:tokenization_summary ...]
@@ -63,11 +67,19 @@ class Finished:
     def __init__(self, server):
         self.events, _ = server.hub.subscribe()
 
-    def wait(self, trace: str) -> dict:
+    def wait(self, trace: str, states: tuple[str, ...] = ("ok", "error")) -> dict:
         while True:
             event = self.events.get(timeout=WAIT_MS / 1000)
-            if event and event["trace"] == trace and event["state"] in ("ok", "error"):
+            if event and event["trace"] == trace and event["state"] in states:
                 return event
+
+    def verdict(self, trace: str, run: dict) -> None:
+        """Wait for the whole run that checks a resumed `run`; a correction is a bug in the resume rule."""
+        if run.get("verification") != "pending":
+            return
+        checked = self.wait(trace, ("ok", "error", "verified"))
+        if checked.get("verification") != "verified":
+            raise RuntimeError(f"the resumed run was not verified: {checked.get('message')}")
 
 
 def step_in(trace: dict, section: str) -> int:
@@ -94,16 +106,21 @@ def measure(page, server, lecture: Path, section: str, edits: int, mode: str) ->
         wholes.append(time.perf_counter() - started)
         expected = {"incremental": "incremental", "kernel, whole lecture": "full", "new process": None}[mode]
         if event.get("mode") != expected:
-            raise RuntimeError(f"{mode}: the server ran {event.get('mode')}: {event.get('message')}")
+            raise RuntimeError(f"{mode}, edit {number + 1}: the server ran {event.get('mode')}: {event.get('message')}")
+        # With verification on (as `serve` runs), a whole run checks each resumed one. The next save
+        # waits for its verdict: a save during the check cancels it, and the check's whole run of a
+        # newer file would leave checkpoints that make that save's run no longer the one measured.
+        listener.verdict(lecture.stem, event)
     listener = Finished(server)
     save(lecture, original)
-    listener.wait(lecture.stem)
+    listener.verdict(lecture.stem, listener.wait(lecture.stem))
     return times, wholes
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description="Edit-to-view latency of the local server.")
     parser.add_argument("--edits", type=int, default=5, help="edits per lecture and way (default 5)")
+    parser.add_argument("--verbose", action="store_true", help="print the server's log lines as they come")
     parser.add_argument("--lecture", action="append", metavar="NAME:SECTION",
                         help=f"lecture and section to edit (default: {' '.join(DEFAULT_LECTURES)})")
     args = parser.parse_args()
@@ -128,7 +145,9 @@ def main() -> int:
             lecture.parent.mkdir(exist_ok=True)
             shutil.copy(ROOT / "lectures" / f"{name}.py", lecture)
             server = LectureServer([lecture], folder / "traces", port=0, viewer_dir=ROOT / "viewer",
-                                   max_steps=DEFAULT_MAX_STEPS, timeout=300, log=lambda message: None)
+                                   max_steps=DEFAULT_MAX_STEPS, timeout=300,
+                                   log=(lambda message: print(f"  [server] {message}", flush=True)) if args.verbose
+                                   else (lambda message: None))
             try:
                 listener = Finished(server)
                 server.start()
