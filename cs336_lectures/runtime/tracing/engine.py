@@ -312,11 +312,16 @@ class Tracer:
     def _global_tracer(self) -> Callable:
         """The function given to sys.settrace: called for every call event in the thread."""
         function_of_code = self._function_of_code.get
+        file_of_filename = self._file_of_filename.get
         register = self._register_code
         start = self._start_call
 
         def on_call(frame: types.FrameType, event: str, arg: Any):
             code = frame.f_code
+            # Most calls are in files not traced (libraries): answered by file name, without id(),
+            # which raises an audit event, and the warm kernel's runs have an audit hook (effects.py).
+            if file_of_filename(code.co_filename) == -1:
+                return None
             function = function_of_code(id(code))
             if function is None:
                 function = register(code)
