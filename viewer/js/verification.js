@@ -1,7 +1,7 @@
 /* The mark saying whether the trace on screen was checked against a whole run (live mode only).
 
    After a run resumed from a checkpoint, `cs336-lectures serve` runs the whole lecture in the
-   background and compares the two traces (cs336_lectures/runtime/verification.py). Its events
+   background and compares the two traces (cs336_lectures/runtime/server/verification.py). Its events
    carry `verification`: "pending" while that run goes on, "verified" when it gave the same
    trace, "corrected" when it did not and its trace replaced the resumed one. The mark shows
    that state for the lecture on screen, in the toolbar; a trace nobody checks (a whole run, a

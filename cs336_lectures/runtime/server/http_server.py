@@ -45,7 +45,8 @@ from cs336_lectures.runtime.publish.site import (
     build_index,
 )
 from cs336_lectures.runtime.server.events import EventHub
-from cs336_lectures.runtime.server.retracing import Lecture, LectureWatcher, Retracer
+from cs336_lectures.runtime.server.retracing import LectureWatcher, Retracer
+from cs336_lectures.runtime.server.served_lecture import Lecture
 from cs336_lectures.runtime.server.tracer_subprocess import TRACER_COMMAND
 from cs336_lectures.runtime.server.traces_folder import EARLY_DIR, early_trace, shown_early_trace
 from cs336_lectures.runtime.server.source_files import (

@@ -1,6 +1,6 @@
 """Re-tracing on save: which lecture to run again, where, and what to publish.
 
-A `Lecture` is a file named on `serve`'s command line and its re-trace state. The `Retracer`
+A `Lecture` (served_lecture.py) is a file named on `serve`'s command line and its re-trace state. The `Retracer`
 runs one re-trace of a lecture at a time (requests while one runs coalesce into one more): in
 the lecture's warm kernel (kernel/), which resumes from a checkpoint where the edit allows, or
 in a `cs336-lectures trace` subprocess where the platform cannot fork. A run writes into a
@@ -22,56 +22,17 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from cs336_lectures.runtime.i18n.catalog import LANGUAGES, catalog_path
 from cs336_lectures.runtime.i18n.run_messages import Note, count_of, maybe_note, note
 from cs336_lectures.runtime.kernel.client import KernelProcess, KernelUnavailable
 from cs336_lectures.runtime.kernel.protocol import EARLY_SUFFIX
 from cs336_lectures.runtime.processes import kernel_can_fork
 from cs336_lectures.runtime.server.events import EventHub
+from cs336_lectures.runtime.server.served_lecture import Lecture
 from cs336_lectures.runtime.server.tracer_subprocess import TracerProcesses, no_trace_reason
 from cs336_lectures.runtime.server.traces_folder import (TracesFolder, early_trace, failure_message, lecture_source, move,
                                                          read_trace, shown_early_trace, tail)
 from cs336_lectures.runtime.server.verification import ResumedRun, Verifier
 from cs336_lectures.runtime.server.watch import FileWatcher
-
-
-class Lecture:
-    """A lecture file registered on the command line, and its re-trace state."""
-
-    def __init__(self, path: Path):
-        self.path = path.resolve()
-        self.given = str(path)
-        # How messages and the editor name it: from the folder the server runs in, if inside it.
-        inside = self.path.is_relative_to(Path.cwd().resolve())
-        self.shown = str(self.path.relative_to(Path.cwd().resolve()) if inside else self.path)
-        self.name = path.stem
-        self.lock = threading.Lock()
-        self.running = False
-        self.pending = False
-        self.pending_full: Note | None = None  # why the next run must be a whole one (an imported module changed...)
-        self.generation = 0
-        self.verifying = False  # a whole run is checking the last resumed one
-        self.traced_source: str | None = None  # the source of the trace served, once known (for the log)
-        self.seen = self.stamp()
-
-    def sources(self) -> list[Path]:
-        """The files its trace is made from: the lecture, then its translation catalogs (which may not exist)."""
-        return [self.path, *(catalog_path(self.path, language) for language in LANGUAGES)]
-
-    def stamp(self) -> tuple | None:
-        """(mtime, size) of each of its sources (None for a missing catalog), so that a translator's
-        save re-traces too; None while the lecture itself is missing."""
-        stamps = []
-        for path in self.sources():
-            try:
-                stat = path.stat()
-            except OSError:
-                if path == self.path:
-                    return None
-                stamps.append(None)
-                continue
-            stamps.append((stat.st_mtime_ns, stat.st_size))
-        return tuple(stamps)
 
 
 class Retracer:

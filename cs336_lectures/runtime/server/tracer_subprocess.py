@@ -15,7 +15,7 @@ from cs336_lectures.runtime.kernel.client import OutputTail
 from cs336_lectures.runtime.processes import kill_process_group, killed_by
 
 if TYPE_CHECKING:
-    from cs336_lectures.runtime.server.retracing import Lecture
+    from cs336_lectures.runtime.server.served_lecture import Lecture
 
 TRACER_COMMAND = [sys.executable, "-m", "cs336_lectures", "trace"]
 # The tracer enforces --timeout itself; this only catches a tracer that hangs regardless.

@@ -20,7 +20,7 @@ import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from cs336_lectures.runtime.i18n.run_messages import Note, note
 from cs336_lectures.runtime.kernel.client import KernelUnavailable
@@ -29,7 +29,13 @@ from cs336_lectures.runtime.server.traces_folder import failure_message, lecture
 from cs336_lectures.runtime.trace.compare import comparable, first_difference
 
 if TYPE_CHECKING:
-    from cs336_lectures.runtime.server.retracing import Lecture, Retracer
+    import threading
+
+    from cs336_lectures.runtime.kernel.client import KernelProcess
+    from cs336_lectures.runtime.server.events import EventHub
+    from cs336_lectures.runtime.server.served_lecture import Lecture
+    from cs336_lectures.runtime.server.tracer_subprocess import TracerProcesses
+    from cs336_lectures.runtime.server.traces_folder import TracesFolder
 
 try:
     import fcntl
@@ -126,10 +132,29 @@ class WholeRun:
     temporary: bool  # the folder is the run's own, removed once it is read
 
 
+class RunsOfTheServer(Protocol):
+    """What a check needs of the server's re-tracing (retracing.Retracer): its kernels, its
+    tracer processes, the served folder, its events and log, and whether it is closing."""
+
+    closed: threading.Event
+    use_kernels: bool
+    max_steps: int | None
+    timeout: float | None
+    hub: EventHub
+    folder: TracesFolder
+    processes: TracerProcesses
+
+    log: Callable[[str], None]
+
+    def kernel(self, lecture: Lecture) -> KernelProcess: ...
+
+    def drop_kernel(self, lecture: Lecture) -> None: ...
+
+
 class Verifier:
     """Checks each published resumed run against a whole run of the same file, for one server."""
 
-    def __init__(self, retracer: Retracer, log_path: Path):
+    def __init__(self, retracer: RunsOfTheServer, log_path: Path):
         self.retracer = retracer  # its kernels, tracer processes, traces folder and events
         self.log_path = log_path
 

@@ -5,16 +5,19 @@ from __future__ import annotations
 
 import codecs
 import io
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from cs336_lectures.runtime.tracing.engine import Tracer
+
+class OutputSink(Protocol):
+    """What takes the text (the tracer: engine.Tracer.add_output puts it on the current step)."""
+
+    def add_output(self, key: str, text: str) -> None: ...
 
 
 class StepWriter(io.TextIOBase):
     """sys.stdout / sys.stderr during a trace: text goes to the current step, nowhere else."""
 
-    def __init__(self, tracer: Tracer, key: str, original):
+    def __init__(self, tracer: OutputSink, key: str, original):
         self._tracer = tracer
         self._key = key
         self._encoding = getattr(original, "encoding", None) or "utf-8"

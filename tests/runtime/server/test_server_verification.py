@@ -300,7 +300,8 @@ def test_an_early_view_that_was_not_the_start_of_its_runs_trace_is_logged(tmp_pa
 
     from cs336_lectures.runtime.i18n.run_messages import note
     from cs336_lectures.runtime.server.events import EventHub
-    from cs336_lectures.runtime.server.retracing import Lecture, Retracer
+    from cs336_lectures.runtime.server.retracing import Retracer
+    from cs336_lectures.runtime.server.served_lecture import Lecture
     from cs336_lectures.runtime.server.verification import ResumedRun
     from trace_builders import demo_trace
 
