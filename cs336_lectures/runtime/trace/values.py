@@ -328,7 +328,7 @@ class ValueEncoder:
             value["data"] = _finite_tree(_tensor_list(_plain_tensor(x, torch), torch))
             self._budget -= ELEMENT_COST * count
             return
-        value["preview"] = _finite_tree(_tensor_list(_plain_tensor(_head(x, PREVIEW), torch).reshape(-1), torch))
+        value["preview"] = _finite_tree(_tensor_list(_plain_tensor(_head(x, PREVIEW), torch), torch))  # complex: pairs
         self._budget -= ELEMENT_COST * PREVIEW
         if x.is_complex():
             return
@@ -394,7 +394,7 @@ class ValueEncoder:
             value["data"] = _finite_tree(_array_list(_plain_array(array, np), np))
             self._budget -= ELEMENT_COST * array.size
             return value
-        value["preview"] = _finite_tree(_array_list(_plain_array(array.flat[:PREVIEW], np).reshape(-1), np))
+        value["preview"] = _finite_tree(_array_list(_plain_array(array.flat[:PREVIEW], np), np))  # complex: pairs
         self._budget -= ELEMENT_COST * PREVIEW
         if array.dtype.kind != "c":
             with np.errstate(all="ignore"):  # inf - inf in the mean must not warn on the lecture's stderr
