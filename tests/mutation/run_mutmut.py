@@ -46,7 +46,7 @@ TARGETS = {
                           ("*xǁKernelǁplan__mutmut_*", "*xǁKernelǁ_next_checkpoint__mutmut_*",
                            "*xǁKernelǁstarts__mutmut_*", "*xǁKernelǁoutline__mutmut_*")),
     "trace_compare": Target("cs336_lectures/runtime/trace/compare.py", ("tests/runtime/trace/test_trace_compare.py", "-k", "not two_runs")),
-    "values": Target("cs336_lectures/runtime/trace/values.py", ("tests/runtime/trace/test_values.py",)),
+    "values": Target("cs336_lectures/runtime/trace/values.py", ("tests/runtime/trace/test_values.py", "tests/runtime/trace/test_values_exact.py")),
     "templates": Target("cs336_lectures/runtime/i18n/templates.py", ("tests/runtime/i18n/test_i18n.py", "-k", "template or shortest")),
     "catalog": Target("cs336_lectures/runtime/i18n/catalog.py",
                       ("tests/runtime/i18n/test_catalog.py", "tests/runtime/i18n/test_i18n.py", "-k",
