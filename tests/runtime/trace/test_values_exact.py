@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from cs336_lectures.runtime.trace.values import (
+    decode,
     BUDGET,
     CONTAINER_COST,
     ELEMENT_COST,
@@ -273,3 +274,122 @@ def test_the_budget_counts_each_large_array_by_its_preview():
     shown = -(-(BUDGET - NODE_COST - CONTAINER_COST) // per_array)
     value = encode([np.zeros(1000)] * 100)
     assert (len(value["items"]), value["len"]) == (shown, 100) == (39, 100)
+
+
+# ---------------------------------------------------------------- numbers, sets and dicts
+
+
+def test_integers_past_javascripts_exact_range_are_tagged():
+    assert_exact(encode(-(2**53)), {"t": "int", "v": "-9007199254740992"})
+    assert_exact(encode(-(2**53) + 1), -(2**53) + 1)
+    assert_exact(encode(2**4000), {"t": "object", "cls": "int", "repr": "<int of 4001 bits, about 1205 decimal digits>"})
+
+
+def test_the_budget_counts_the_digits_of_each_big_integer():
+    per_int = NODE_COST + 901 + CONTAINER_COST  # 10**900 has 901 digits
+    shown = -(-(BUDGET - NODE_COST - CONTAINER_COST) // per_int)
+    value = encode([10**900] * 100)
+    assert (len(value["items"]), value["len"]) == (shown, 100) == (53, 100)
+
+
+def test_sets_in_sorted_order_up_to_ten_thousand_items_then_in_iteration_order():
+    negatives = {-k for k in range(10_000)}
+    assert_exact(encode(negatives), {"t": "set", "items": sorted(negatives)[:100], "len": 10_000})
+    negatives.add(-10_000)
+    assert_exact(encode(negatives), {"t": "set", "items": list(negatives)[:100], "len": 10_001})
+    assert_exact(encode({10, 9, -1}), {"t": "set", "items": [-1, 9, 10]})
+
+
+class Unprintable(Shown):
+    """Shown by its text, and without a repr when it has none."""
+
+    def __repr__(self) -> str:
+        if self.text is None:
+            raise RuntimeError("unprintable")
+        return self.text
+
+
+def test_a_set_of_things_that_do_not_compare_is_ordered_by_type_name_then_repr():
+    unprintable = {"t": "object", "cls": "Unprintable", "repr": None, "error": "RuntimeError: unprintable"}
+    assert_exact(encode({10, 9, "x", (2,)}), {"t": "set", "items": [10, 9, "x", {"t": "tuple", "items": [2]}]})
+    pair = {Unprintable(None), Unprintable("a")}  # without a repr: first among its kind
+    assert_exact(encode(pair), {"t": "set", "items": [unprintable, {"t": "object", "cls": "Unprintable", "repr": "a"}]})
+
+
+def test_a_frozenset_too_deep_is_shown_by_its_repr():
+    value: object = frozenset({1})
+    for _ in range(6):
+        value = [value]
+    expected = {"t": "truncated", "cls": "frozenset", "repr": "frozenset({1})"}
+    for _ in range(6):
+        expected = {"t": "list", "items": [expected]}
+    assert_exact(encode(value), expected)
+
+
+def test_a_dict_shows_all_its_items_without_a_length():
+    assert_exact(encode({"a": 1}), {"t": "dict", "items": [["a", 1]]})
+
+
+def test_dict_keys_and_values_nest_like_everything_else():
+    deep_key = {((1,),): 2}  # at depth 4: its key's inner tuple is the seventh level
+    for _ in range(4):
+        deep_key = {"k": deep_key}
+    expected = {"t": "dict", "items": [[{"t": "tuple", "items": [{"t": "truncated", "cls": "tuple", "repr": "(1,)"}]}, 2]]}
+    for _ in range(4):
+        expected = {"t": "dict", "items": [["k", expected]]}
+    assert_exact(encode(deep_key), expected)
+    deep_value: object = {"k": 1}
+    for _ in range(6):
+        deep_value = {"k": deep_value}
+    expected = {"t": "truncated", "cls": "dict", "repr": "{'k': 1}"}
+    for _ in range(6):
+        expected = {"t": "dict", "items": [["k", expected]]}
+    assert_exact(encode(deep_value), expected)
+
+
+def test_the_same_dict_twice_is_shown_twice():
+    shared = {"a": 1}
+    shown = {"t": "dict", "items": [["a", 1]]}
+    assert_exact(encode([shared, shared]), {"t": "list", "items": [shown, shown]})
+
+
+@pytest.mark.parametrize("remaining, shown", [(0, 1), (1, 2)])
+def test_lists_and_dicts_stop_adding_items_when_the_budget_is_spent(remaining, shown):
+    # A list or dict inside a list, like a Padded's field: the same costs, the same padding.
+    listed = encode([padding_leaving(remaining), 1])
+    assert (len(listed["items"]), listed.get("len")) == (shown, 2 if shown < 2 else None)
+    keyed = encode({"pad": padding_leaving(remaining + NODE_COST + 5), "last": 1})  # its key "pad" costs too
+    assert (len(keyed["items"]), keyed.get("len")) == (shown, 2 if shown < 2 else None)
+
+
+def test_the_budget_counts_each_dict_in_a_list():
+    per_item = 2 * NODE_COST + CONTAINER_COST + (NODE_COST + 3) + 602  # node, container, key "k", value
+    shown = -(-(BUDGET - NODE_COST - CONTAINER_COST) // per_item)
+    value = encode([{"k": "x" * 600}] * 100)
+    assert len(value["items"]) == shown
+
+
+# ---------------------------------------------------------------- decoding
+
+
+@dataclasses.dataclass(frozen=True)
+class Key:
+    x: int
+
+
+def test_decode_gives_numbers_back_with_their_type():
+    large = ValueEncoder().encode(np.arange(1000))
+    assert [type(decode(large)[key]) for key in ("min", "max", "mean")] == [int, int, float]
+    spread = np.zeros(1000)
+    spread[:2] = [np.inf, -np.inf]
+    decoded = decode(encode(spread))
+    assert (decoded["min"], decoded["max"]) == (-np.inf, np.inf) and np.isnan(decoded["mean"])
+    assert decoded["preview"][:3] == [np.inf, -np.inf, 0.0]
+    small = decode(encode(np.array([np.inf, 1.0])))
+    assert small["data"] == [np.inf, 1.0]
+
+
+def test_decode_of_strings_lists_and_dataclass_keys():
+    assert decode({"t": "str", "v": "abc", "len": 5000}) == "abc"
+    assert decode([1, "a", {"t": "float", "v": "inf"}]) == [1, "a", np.inf]
+    assert decode(encode({Key(1): "k"})) == {(("x", 1),): "k"}
