@@ -128,14 +128,15 @@ def test_the_budget_counts_each_dataclass_in_a_list():
 # ---------------------------------------------------------------- containers and objects
 
 
-def test_a_list_nested_deeper_than_six_shows_a_short_repr_of_the_rest():
-    value = [[1, [2]]]
-    for _ in range(5):
-        value = [value]
-    expected = {"t": "truncated", "cls": "list", "repr": "[1, [2]]"}
+def assert_truncated_below_six_lists(innermost, cls: str, repr_text: str) -> None:
+    value, expected = innermost, {"t": "truncated", "cls": cls, "repr": repr_text}
     for _ in range(6):
-        expected = {"t": "list", "items": [expected]}
+        value, expected = [value], {"t": "list", "items": [expected]}
     assert_exact(encode(value), expected)
+
+
+def test_a_list_nested_deeper_than_six_shows_a_short_repr_of_the_rest():
+    assert_truncated_below_six_lists([1, [2]], "list", "[1, [2]]")
 
 
 class Shown:
@@ -317,13 +318,7 @@ def test_a_set_of_things_that_do_not_compare_is_ordered_by_type_name_then_repr()
 
 
 def test_a_frozenset_too_deep_is_shown_by_its_repr():
-    value: object = frozenset({1})
-    for _ in range(6):
-        value = [value]
-    expected = {"t": "truncated", "cls": "frozenset", "repr": "frozenset({1})"}
-    for _ in range(6):
-        expected = {"t": "list", "items": [expected]}
-    assert_exact(encode(value), expected)
+    assert_truncated_below_six_lists(frozenset({1}), "frozenset", "frozenset({1})")
 
 
 def test_a_dict_shows_all_its_items_without_a_length():
