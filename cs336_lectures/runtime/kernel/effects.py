@@ -58,7 +58,16 @@ class Effects:
 
     def install(self) -> None:
         self.adopt()
-        sys.addaudithook(self.hook)
+        record = self.hook
+
+        # Called for every audit event of the process, about six million in lecture 2 (each
+        # Python call reads frame.f_code, which is audited): a plain function with its set bound
+        # costs a third of what the bound method does (240 ns an event against 670).
+        def hook(event: str, args: tuple, watched: frozenset = _WATCHED) -> None:
+            if event in watched:
+                record(event, args)
+
+        sys.addaudithook(hook)
 
     def adopt(self) -> None:
         """This process is the run (a resumed run forked from a checkpoint, too): a pipe of its own."""
