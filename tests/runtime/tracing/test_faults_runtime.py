@@ -19,6 +19,7 @@ import sys
 import textwrap
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +94,7 @@ def summary_line(stderr: str) -> str:
 
 
 def test_timeout_ends_a_lecture_stuck_in_c_code_and_keeps_the_partial_trace(tmp_path, validate_trace):
-    mark = f"before-{tmp_path.name}"  # unique to this test: it finds its own snapshot among others
+    mark = f"before-{uuid.uuid4().hex}"  # unique to this run: it finds its own snapshot among others
     # The lecture builds the mark, so that its source (also in the snapshot) does not hold it.
     path = lecture(tmp_path, f"""\
         import glob
