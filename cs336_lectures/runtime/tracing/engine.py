@@ -466,6 +466,11 @@ class Tracer:
             with self._watchdog_lock:
                 if self._watchdog_armed:
                     self._watchdog_fired = True
+                    # The stop holds from now on: a lecture that catches the interrupt below and
+                    # goes on adds no output, and its next traced line ends the tracing.
+                    if self.stop_status is None:
+                        self._note_timeout()
+                    self.checkpoint = 0
                     # A real SIGINT also wakes a main thread blocked in sleep() or I/O.
                     signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
             if self._watchdog_fired:

@@ -187,6 +187,28 @@ def test_a_lecture_swallowing_the_watchdogs_interrupt_in_untraced_code_is_ended(
     assert validate_trace(tmp_path / "out" / "lecture.json")["header"]["status"] == "timeout"
 
 
+def test_what_a_lecture_does_after_catching_the_watchdogs_interrupt_is_not_in_the_trace(tmp_path, validate_trace):
+    # The watchdog, not the step check, stops this lecture (it waits in untraced code): the
+    # stop must hold from the interrupt on, for output and for steps alike.
+    path = lecture(tmp_path, """\
+        import time
+
+        def main():
+            while True:
+                try:
+                    time.sleep(100)
+                except BaseException:
+                    print("went on after the stop")
+                    after = 1
+        """)
+    done = trace_command(path, "--timeout", "1", "--quiet")
+    assert done.returncode == 1 and ": timeout, " in summary_line(done.stderr)
+    trace = validate_trace(tmp_path / "out" / "lecture.json")
+    assert trace["header"]["status"] == "timeout"
+    assert all("went on" not in step[2].get("o", "") for step in trace["steps"] if len(step) > 2)
+    assert 9 not in [step[1] for step in trace["steps"]]
+
+
 # --- the command exits once the trace is written (item 3) ---------------------------------------
 
 
