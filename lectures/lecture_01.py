@@ -998,6 +998,11 @@ def gpt2_tokenizer_or_error():
         return None, f"{type(error).__name__}: {error}"
 
 
+# Loaded once, as the lecture is imported: every section that uses it, and every re-run of a
+# section after an edit (which starts from the state before that section), finds it loaded.
+gpt2_tokenizer_or_error()
+
+
 def train_bpe_on_text(corpus: str, vocab_size: int, special_tokens: list[str]):
     """`train_bpe` reads a file: write the corpus to a temporary one first."""
     import tempfile

@@ -386,3 +386,22 @@ def test_follow_line_tracks_a_line_through_an_edit(page, site, before, after, li
         return followLine(before, after, line);
     }""", [before, after, line])
     assert got == expected
+
+
+def test_one_line_follower_answers_every_line_as_follow_line_does(page, site):
+    # The "what changed" view follows every line of a file through one edit with one follower
+    # (the files split and compared once): it must agree with followLine line by line, also
+    # after it has built its table for a line inside the change.
+    before = "\n".join(["def f():", "    a = 1", "    b = 2", "    c = 3", "", "def g():", "    return 4", "x", "y"])
+    after = "\n".join(["# new", "def f():", "    a = 1", "    b = 20", "    bb = 21", "", "def g():", "    return 4", "y"])
+    page.goto(site.url + "index.html")
+    got = page.evaluate("""async ([before, after]) => {
+        const { followLine, lineFollower } = await import('./js/trace.js');
+        const follow = lineFollower(before, after);
+        const lines = before.split('\\n').map((_, i) => i + 1);
+        // Inside the change first, then the rest, so the table is shared across the questions.
+        const order = [4, 3, ...lines];
+        return order.map((line) => [line, follow(line), followLine(before, after, line)]);
+    }""", [before, after])
+    assert all(one == alone for _, one, alone in got)
+    assert {line: where for line, where, _ in got} == {1: 2, 2: 3, 3: 4, 4: 5, 5: 6, 6: 7, 7: 8, 8: 9, 9: 9}

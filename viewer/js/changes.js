@@ -3,12 +3,12 @@
    something does.
 
    "The same point" of a step is the k-th run of the same line (followed through the edit, as
-   the reader's place is: trace.js followLine) in the previous trace. A line that is new has no
+   the reader's place is: trace.js lineFollower) in the previous trace. A line that is new has no
    same point: its renderings count as changed, its values are not compared. Values are
    compared as the trace encodes them, less what differs between two runs of the same program
    (tensor storage numbers, addresses in reprs). */
 
-import { followLine } from './trace.js';
+import { lineFollower } from './trace.js';
 import { exactText } from './values.js';
 
 const ADDRESS = /0x[0-9a-f]{6,}/gi;
@@ -82,9 +82,11 @@ function samePoints(previous, trace) {
   const lineNow = previous.files.map((file, index) => {
     const now = trace.files.find((other) => other.path === file.path);
     if (!now) return null;
+    if (file.source === now.source) return (line) => line;
+    const follow = lineFollower(file.source, now.source);
     const map = new Map();
     return (line) => {
-      if (!map.has(line)) map.set(line, file.source === now.source ? line : followLine(file.source, now.source, line));
+      if (!map.has(line)) map.set(line, follow(line));
       return map.get(line);
     };
   });

@@ -22,11 +22,27 @@ const MAX_DECORATOR_LINES = 20; // lines searched from a function's first line (
 // it tells the tracer what to record and is not part of what the lecture says.
 const DIRECTIVE = /<span class="(tok-c1?)">(#\s*@)/g;
 
+// A line's highlighted HTML as shown, by the HTML in the trace: a re-trace after an edit changes
+// few lines, and the new trace's code view is built from these instead of sanitizing every line again.
+const shownLines = new Map();
+const MAX_SHOWN_LINES = 50_000;
+
+/** A code line's highlighted HTML, sanitized and with its directive comments dimmed. */
+function shownCode(html) {
+  let code = shownLines.get(html);
+  if (code === undefined) {
+    const source = sanitizedHtml(html); // highlighted by our renderer, but the trace may be hand-made
+    code = source ? source.replace(DIRECTIVE, '<span class="$1 directive">$2') : ' ';
+    if (shownLines.size >= MAX_SHOWN_LINES) shownLines.clear();
+    shownLines.set(html, code);
+  }
+  return code;
+}
+
 /** A code line; `indent` (its leading spaces) sets the hanging indent of its wrapped parts. */
 function lineHtml(number, html, indent, cls = 'line') {
   const style = indent ? ` style="--indent:${indent}ch"` : '';
-  const source = sanitizedHtml(html); // highlighted by our renderer, but the trace may be hand-made
-  const code = source ? source.replace(DIRECTIVE, '<span class="$1 directive">$2') : ' ';
+  const code = shownCode(html);
   return `<div class="${cls}" data-line="${number}"${style}><a class="no" data-line="${number}">${number}</a><span class="src">${code}</span></div>`;
 }
 

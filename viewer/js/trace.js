@@ -54,6 +54,12 @@ export async function loadTrace(url, pending = fetch(url, { cache: 'no-store' })
     replaced it), and one removed to the line that now follows its place.
     followLine('a\nb', 'new\na\nb', 2) -> 3 */
 export function followLine(before, after, line) {
+  return lineFollower(before, after)(line);
+}
+
+/** followLine for many lines of one edit: the files are split and compared once.
+    lineFollower('a\nb', 'new\na\nb')(1) -> 2 */
+export function lineFollower(before, after) {
   const old = before.split('\n');
   const now = after.split('\n');
   let prefix = 0;
@@ -61,49 +67,60 @@ export function followLine(before, after, line) {
   let suffix = 0;
   while (suffix < old.length - prefix && suffix < now.length - prefix
     && old[old.length - 1 - suffix] === now[now.length - 1 - suffix]) suffix++;
-  if (line <= prefix) return line;
-  if (line > old.length - suffix) return line + now.length - old.length;
   const a = old.slice(prefix, old.length - suffix);
   const b = now.slice(prefix, now.length - suffix);
-  const target = line - prefix - 1;
-  if (a.length * b.length > MAX_DIFF_CELLS) return Math.min(line, now.length);
   const width = b.length + 1;
-  const common = new Int32Array((a.length + 1) * width); // common[i * width + j]: LCS of a[i:], b[j:]
+  let common = null; // common[i * width + j]: LCS of a[i:], b[j:]; made when a line inside the change is asked for
+  const removes = (i, j) => a[i] !== b[j] && common[(i + 1) * width + j] >= common[i * width + j + 1];
+  return (line) => {
+    if (line <= prefix) return line;
+    if (line > old.length - suffix) return line + now.length - old.length;
+    if (a.length * b.length > MAX_DIFF_CELLS) return Math.min(line, now.length);
+    common ??= commonSuffixLengths(a, b);
+    const target = line - prefix - 1;
+    let i = 0;
+    let j = 0;
+    let removed = 0; // lines removed since the last kept or added one
+    while (i < a.length && j < b.length) {
+      if (!removes(i, j) && a[i] !== b[j]) {
+        j++; // b[j] is new
+        removed = 0;
+        continue;
+      }
+      if (i === target) {
+        if (a[i] === b[j]) return prefix + j + 1; // kept
+        // Replaced: a block of removed lines followed by added ones is matched line by line;
+        // past the added ones, it goes to the first of them.
+        let end = i;
+        while (end < a.length && removes(end, j)) end++;
+        let added = 0;
+        while (j + added < b.length && (end >= a.length || (a[end] !== b[j + added] && !removes(end, j + added)))) added++;
+        return prefix + j + (removed < added ? removed : 0) + 1;
+      }
+      if (a[i] === b[j]) {
+        j++;
+        removed = 0;
+      } else {
+        removed++;
+      }
+      i++;
+    }
+    return Math.min(prefix + j + 1, now.length);
+  };
+}
+
+/** The longest-common-subsequence table of two line lists, row by row: entry i * (b.length + 1) + j
+    is the LCS length of a[i:] and b[j:]. */
+function commonSuffixLengths(a, b) {
+  const width = b.length + 1;
+  const common = new Int32Array((a.length + 1) * width);
   for (let i = a.length - 1; i >= 0; i--) {
     for (let j = b.length - 1; j >= 0; j--) {
       common[i * width + j] = a[i] === b[j] ? common[(i + 1) * width + j + 1] + 1
         : Math.max(common[(i + 1) * width + j], common[i * width + j + 1]);
     }
   }
-  const removes = (i, j) => a[i] !== b[j] && common[(i + 1) * width + j] >= common[i * width + j + 1];
-  let i = 0;
-  let j = 0;
-  let removed = 0; // lines removed since the last kept or added one
-  while (i < a.length && j < b.length) {
-    if (!removes(i, j) && a[i] !== b[j]) {
-      j++; // b[j] is new
-      removed = 0;
-      continue;
-    }
-    if (i === target) {
-      if (a[i] === b[j]) return prefix + j + 1; // kept
-      // Replaced: a block of removed lines followed by added ones is matched line by line;
-      // past the added ones, it goes to the first of them.
-      let end = i;
-      while (end < a.length && removes(end, j)) end++;
-      let added = 0;
-      while (j + added < b.length && (end >= a.length || (a[end] !== b[j + added] && !removes(end, j + added)))) added++;
-      return prefix + j + (removed < added ? removed : 0) + 1;
-    }
-    if (a[i] === b[j]) {
-      j++;
-      removed = 0;
-    } else {
-      removed++;
-    }
-    i++;
-  }
-  return Math.min(prefix + j + 1, now.length);
+  return common;
 }
 
 /** For each 1-based line, the first line of the statement it belongs to: a statement goes on
