@@ -53,6 +53,10 @@ CASES = [
     (tensor([2, 2], [[0.3076923076923077, 1e12], [2.0, -0.5]]), "[2, 2] float32 cpu0.30771e122.-0.5"),
     (tensor([2, 1, 2], [[[1.0, 2.0]], [[3.0, 4.0]]]), "[2, 1, 2] float32 cpu[0, :, :]1.2.[1, :, :]3.4."),
     (tensor([2, 1, 2], [[[1, 2]], [[3, 4]]], dtype="int64"), "[2, 1, 2] int64 cpu[0, :, :]12[1, :, :]34"),
+    # Complex elements come as [real, imag] pairs: one cell each, written as Python writes them.
+    (tensor([2], [[1.0, 2.0], [3.0, -4.5]], dtype="complex64"), "[2] complex64 cpu0(1.+2.j)1(3.-4.5j)"),
+    (tensor([], [0.5, -1.0], dtype="complex64"), "[] complex64 cpu(0.5-1.j)"),
+    (tensor([1, 2], [[[1.0, 0.0], ["nan", "-inf"]]], dtype="complex128"), "[1, 2] complex128 cpu(1.+0.j)(nan-infj)"),
     ({**BIG, "dtype": "int64", "preview": [1] * 64, "min": -3, "max": 7, "mean": 2.5, "requires_grad": False,
       "contiguous": True}, "[100, 100] int64 cuda:010,000 elements" + "".join(f"{i}1" for i in range(64))
      + "first 64 of 10,000 elements (flattened) · min -3 · max 7 · mean 2.5"),
@@ -119,12 +123,15 @@ def test_exact_values_on_hover_and_for_copying(page, site):
         });
     }""", [{"t": "float", "v": 0.3076923076923077},
            {"t": "dict", "items": [["d", 1800000], ["p", {"t": "float", "v": 1e-07}]]},
-           tensor([2], [0.1234567, 1e12])])
+           tensor([2], [0.1234567, 1e12]),
+           tensor([2], [[0.1234567, -2.0], [0.0, 1.0]], dtype="complex64")])
     assert result[0] == {"titles": ["0.3076923076923077"], "exact": "0.3076923076923077"}
     assert result[1]["exact"] == "{'d': 1800000, 'p': 1e-07}"
     assert "1800000" in result[1]["titles"]
     assert result[2]["titles"] == ["0.1234567", "1000000000000.0"]
     assert result[2]["exact"] == "tensor([0.1234567, 1000000000000.0], shape=(2,), dtype=float32)"
+    assert result[3]["titles"] == ["(0.1234567-2.0j)", "(0.0+1.0j)"]
+    assert result[3]["exact"] == "tensor([(0.1234567-2.0j), (0.0+1.0j)], shape=(2,), dtype=complex64)"
 
 
 def test_counts_of_one_are_singular(page, site):

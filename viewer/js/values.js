@@ -18,6 +18,7 @@ function number(shown, exact, tag = 'span', cls = 'v-num') {
 
 /** A tensor cell: short, so tables stay narrow. Whole floats read "3." as torch prints them. */
 function formatCell(v, isFloat) {
+  if (isPair(v)) return complexText(v, (part) => formatCell(part, true));
   if (typeof v === 'boolean') return v ? 'True' : 'False';
   if (typeof v === 'string') return v;
   if (!isFloat) return groupDigits(v);
@@ -26,8 +27,21 @@ function formatCell(v, isFloat) {
 }
 
 function exactCell(v, isFloat) {
+  if (isPair(v)) return complexText(v, exactFloat);
   if (typeof v !== 'number') return formatCell(v, isFloat);
   return isFloat ? exactFloat(v) : String(v);
+}
+
+/** A complex element: the trace writes it as a [real, imag] pair. */
+function isPair(v) {
+  return Array.isArray(v) && v.length === 2 && v.every((part) => typeof part === 'number' || typeof part === 'string');
+}
+
+/** A complex element as Python writes one: complexText([1, -2], String) -> "(1-2j)" */
+function complexText([real, imag], part) {
+  const imagText = part(imag);
+  const sign = imagText.startsWith('-') ? '' : '+';
+  return `(${part(real)}${sign}${imagText}j)`;
 }
 
 function cell(v, isFloat, tag = 'td') {
@@ -201,7 +215,7 @@ function renderTensor(value) {
   const node = el('div', { class: 'v-tensor' }, tensorHead(value));
   let body;
   if (value.data !== undefined) {
-    if (!Array.isArray(value.data)) {
+    if (!Array.isArray(value.data) || (shape.length === 0 && isPair(value.data))) {
       const scalar = value.data;
       node.append(isFloat && typeof scalar === 'number' ? number(shortFloat(scalar), exactFloat(scalar)) : cell(scalar, isFloat, 'span'));
       return node;
@@ -252,7 +266,8 @@ export function exactText(value) {
     case 'dataclass': return `${value.cls}(${pairs(value.fields || [], '=', String)})`;
     case 'tensor': case 'ndarray': {
       const isFloat = /float|half|bfloat|complex|double/.test(value.dtype);
-      const write = (data) => (Array.isArray(data) ? `[${data.map(write).join(', ')}]` : exactCell(data, isFloat));
+      const complex = /complex/.test(value.dtype); // its innermost arrays are [real, imag] pairs
+      const write = (data) => (Array.isArray(data) && !(complex && isPair(data)) ? `[${data.map(write).join(', ')}]` : exactCell(data, isFloat));
       const data = value.data !== undefined ? write(value.data) : `${write(value.preview || [])} (first ${(value.preview || []).length} of the elements, flattened)`;
       const shape = value.shape || [];
       return `${value.t}(${data}, shape=(${shape.join(', ')}${shape.length === 1 ? ',' : ''}), dtype=${value.dtype})`;
