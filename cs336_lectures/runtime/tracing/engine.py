@@ -35,20 +35,21 @@ import signal
 import sys
 import threading
 import time
-import tokenize
-import traceback
 import types
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable
 
 from cs336_lectures.runtime.course import compat as course_compat
 from cs336_lectures.runtime.lecture.directives import Directive, parse_directives
 from cs336_lectures.runtime.trace.format import FORMAT, VERSION
+from cs336_lectures.runtime.tracing.failures import format_traceback, message_of, traceback_entries
 from cs336_lectures.runtime.tracing.output_capture import StepWriter
+from cs336_lectures.runtime.tracing.source_text import display_path, read_source
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from cs336_lectures.runtime.render.assets import AssetStore
 
 MAX_OUTPUT = 10_000_000  # characters of stdout + stderr kept in one trace
@@ -154,6 +155,9 @@ class Tracer:
         self.steps: list[list] = []
         self._file_ids: dict[str, int] = {}  # absolute real path -> index in files
         self._file_of_filename: dict[str, int] = {}  # co_filename -> index in files, -1 if untraced
+        # A module's __file__ -> whether frames running with that module's globals go untraced
+        # (None: globals without a __file__, answered by the code's file).
+        self._untraced_modules: dict[str | None, bool] = {None: False}
         self._function_of_code: dict[int, int] = {}  # id(code) -> index in functions, -1 if untraced
         self._codes: list[types.CodeType] = []  # keeps ids in _function_of_code from being reused
         # Directives are parsed before the run, so that warnings about them reach the real stderr.
@@ -310,16 +314,30 @@ class Tracer:
         return failure
 
     def _global_tracer(self) -> Callable:
-        """The function given to sys.settrace: called for every call event in the thread."""
+        """The function given to sys.settrace: called for every call event in the thread.
+
+        Most calls are library calls, and the warm kernel's runs carry an audit hook (effects.py)
+        that frame.f_code and id() would wake on every one. So a call is first answered from the
+        module its frame runs in: a frame whose globals are those of a module whose file is not
+        traced is not traced, whatever its code (a lecture function re-made with a library's
+        globals, `types.FunctionType(f.__code__, numpy.__dict__)`, runs untraced, in every run
+        alike). Other frames are answered by their code's file name, then by the code object."""
         function_of_code = self._function_of_code.get
         file_of_filename = self._file_of_filename.get
+        untraced_module = self._untraced_modules.get
+        globals_file = dict.get  # the dict's own, never a method a globals subclass overrides
         register = self._register_code
         start = self._start_call
+        note_module = self._note_untraced_module
 
         def on_call(frame: types.FrameType, event: str, arg: Any):
+            try:
+                untraced = untraced_module(globals_file(frame.f_globals, "__file__"))
+            except TypeError:  # a module that set its __file__ to something unhashable
+                untraced = False
+            if untraced or (untraced is None and note_module(frame.f_globals)):
+                return None
             code = frame.f_code
-            # Most calls are in files not traced (libraries): answered by file name, without id(),
-            # which raises an audit event, and the warm kernel's runs have an audit hook (effects.py).
             if file_of_filename(code.co_filename) == -1:
                 return None
             function = function_of_code(id(code))
@@ -330,6 +348,15 @@ class Tracer:
             return start(frame, function)
 
         return on_call
+
+    def _note_untraced_module(self, module_globals: dict) -> bool:
+        """Whether frames running with these globals, new to the run, go untraced: those of a module
+        whose file is not traced do (remembered for the module's next calls)."""
+        path = dict.get(module_globals, "__file__")
+        if type(path) is not str:
+            return False
+        untraced = self._untraced_modules[path] = os.path.realpath(path) not in self._traced
+        return untraced
 
     def _register_code(self, code: types.CodeType) -> int:
         if self.on_new_code is not None:
@@ -538,7 +565,7 @@ class Tracer:
             activation = getattr(tb.tb_frame.f_trace, "__self__", None)
             if isinstance(activation, _Activation) and activation.tracer is self:
                 site = (activation, tb.tb_lineno)
-        info = {"type": type(error).__qualname__, "message": message_of(error), "traceback": _format_traceback(error)}
+        info = {"type": type(error).__qualname__, "message": message_of(error), "traceback": format_traceback(error, __file__)}
         if site is None:  # it failed outside any traced line: the last step carries it
             if self.steps:
                 _extras(self.steps[-1])["x"] = info
@@ -651,39 +678,6 @@ def _lookup(frame: types.FrameType, path: tuple[str, ...]) -> Any:
     return value
 
 
-def traceback_entries(tb: types.TracebackType | None) -> Iterator[types.TracebackType]:
-    while tb is not None:
-        yield tb
-        tb = tb.tb_next
-
-
-def _format_traceback(error: BaseException) -> str:
-    """The traceback as Python prints it (chained exceptions too), minus the tracer's own frames."""
-    summary = traceback.TracebackException.from_exception(error)
-    pending, seen = [summary], set()
-    while pending:
-        part = pending.pop()
-        if id(part) in seen:
-            continue
-        seen.add(id(part))
-        part.stack = traceback.StackSummary.from_list([frame for frame in part.stack if frame.filename != __file__])
-        pending += [chained for chained in (part.__cause__, part.__context__) if chained is not None]
-    return "".join(summary.format())
-
-
-def read_source(path: str | os.PathLike) -> str:
-    """A Python file's text as the interpreter reads it: a BOM or a `# coding:` line is honoured."""
-    with tokenize.open(path) as file:
-        return file.read()
-
-
-def display_path(path: str) -> str:
-    try:
-        return str(Path(path).relative_to(Path.cwd()))
-    except ValueError:
-        return path
-
-
 def error_line(error: BaseException, tracer: Tracer) -> str:
     where = ""
     last = tracer.steps[-1] if tracer.steps else None
@@ -692,11 +686,3 @@ def error_line(error: BaseException, tracer: Tracer) -> str:
         where = f" ({file}:{last[1]})"
     message = message_of(error).strip().splitlines()
     return f"{type(error).__name__}{': ' + message[0] if message else ''}{where}"
-
-
-def message_of(error: BaseException) -> str:
-    """str(error): the lecture's own code, which may fail too (then as the traceback module says it)."""
-    try:
-        return str(error)
-    except Exception:
-        return "<exception str() failed>"

@@ -27,7 +27,9 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Protocol
 from cs336_lectures.resources import version
 from cs336_lectures.runtime.course import compat as course_compat
 from cs336_lectures.runtime.trace.format import write_trace
-from cs336_lectures.runtime.tracing.engine import Tracer, error_line, message_of, read_source, traceback_entries
+from cs336_lectures.runtime.tracing.engine import Tracer, error_line
+from cs336_lectures.runtime.tracing.failures import message_of, traceback_entries
+from cs336_lectures.runtime.tracing.source_text import read_source
 from cs336_lectures.runtime.tracing.ranks import follow_ranks
 from cs336_lectures.runtime.tracing.result import LectureError, TraceResult
 from cs336_lectures.runtime.tracing.seeding import seed_everything

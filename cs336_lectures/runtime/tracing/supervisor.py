@@ -414,7 +414,7 @@ _FRAME_LINE = re.compile(r'^\s*File "(.*)", line (\d+) in (.*)$')
 
 def _stuck_at(stacks: Path) -> str | None:
     """The innermost frame outside the runtime in faulthandler's dump of the thread that held the GIL."""
-    from cs336_lectures.runtime.tracing.engine import display_path
+    from cs336_lectures.runtime.tracing.source_text import display_path
 
     try:
         text = stacks.read_text(errors="replace")

@@ -320,6 +320,30 @@ def test_untraced_callbacks_into_the_lecture_are_traced_with_the_right_parent(tm
     assert trace.values_of("ordered") == [[3, 2, 1]]
 
 
+def test_a_call_is_traced_by_the_module_whose_globals_it_runs_with(tmp_path, validate_trace):
+    # The tracer answers library calls from their frame's globals (reading their code would wake
+    # the warm kernel's audit hook): lecture code re-made with a library module's globals runs
+    # untraced; with globals of no module (exec'd with a fresh dict) it is still traced.
+    source = """
+        import json
+        import types
+
+        def double(x):
+            return x * 2
+
+        def main():
+            copy = types.FunctionType(double.__code__, json.__dict__)
+            made = copy(3)  # @inspect made
+            fresh = types.FunctionType(double.__code__, {"__builtins__": __builtins__})
+            again = fresh(4)  # @inspect again
+            mine = double(5)  # @inspect mine
+        """
+    _, raw, trace = trace_program(tmp_path, source, validate_trace)
+    assert [(step.function, step.line) for step in trace.steps] == [
+        ("main", 9), ("main", 10), ("main", 11), ("main", 12), ("double", 6), ("main", 13), ("double", 6)]
+    assert (trace.values_of("made"), trace.values_of("again"), trace.values_of("mine")) == ([6], [8], [10])
+
+
 def test_top_level_is_traced_when_there_is_no_main(tmp_path, validate_trace):
     source = """
         x = 2  # @inspect x
