@@ -491,12 +491,14 @@ class Tracer:
 
         def fire() -> None:
             with self._watchdog_lock:
-                if self._watchdog_armed:
+                # A run the step check has stopped is left to what enforces the stop (supervisor.py,
+                # the kernel): an interrupt now would land anywhere in what a lecture that caught the
+                # stop does next, the tracer's own code included.
+                if self._watchdog_armed and self.stop_status is None:
                     self._watchdog_fired = True
                     # The stop holds from now on: a lecture that catches the interrupt below and
                     # goes on adds no output, and its next traced line ends the tracing.
-                    if self.stop_status is None:
-                        self._note_timeout()
+                    self._note_timeout()
                     self.checkpoint = 0
                     # A real SIGINT also wakes a main thread blocked in sleep() or I/O.
                     signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)

@@ -172,6 +172,33 @@ def test_a_limit_ends_a_lecture_that_catches_base_exception(tmp_path, flags, sta
     assert went_on == [], (went_on[:3], len(trace["steps"]), trace["header"])
 
 
+def test_a_run_the_step_check_stopped_gets_no_interrupt_from_the_watchdog(tmp_path):
+    # The step check stops the traced loop at the limit; the lecture catches the stop and sleeps
+    # through the watchdog's time (the limit + 0.5 s). Its enforcer, not an interrupt landing
+    # somewhere in what the lecture does next, ends it.
+    path = lecture(tmp_path, """\
+        import time
+        from pathlib import Path
+
+        def main():
+            try:
+                while True:
+                    pass
+            except BaseException:
+                pass
+            try:
+                time.sleep(0.8)
+            except KeyboardInterrupt:
+                Path(__file__).with_name("interrupted").touch()
+            while True:
+                time.sleep(1)
+        """)
+    done = trace_command(path, "--timeout", "1", "--quiet")
+    assert done.returncode == 1, done.stderr
+    assert "caught the stop and went on, so it was ended" in summary_line(done.stderr)
+    assert not (tmp_path / "interrupted").exists()
+
+
 def test_a_lecture_swallowing_the_watchdogs_interrupt_in_untraced_code_is_ended_and_adds_nothing_after(tmp_path, validate_trace):
     # The watchdog, not the step check, stops this lecture (it waits in untraced code): the
     # stop must hold from the interrupt on, for output and for steps alike.
