@@ -318,10 +318,12 @@ class Tracer:
 
         Most calls are library calls, and the warm kernel's runs carry an audit hook (effects.py)
         that frame.f_code and id() would wake on every one. So a call is first answered from the
-        module its frame runs in: a frame whose globals are those of a module whose file is not
-        traced is not traced, whatever its code (a lecture function re-made with a library's
-        globals, `types.FunctionType(f.__code__, numpy.__dict__)`, runs untraced, in every run
-        alike). Other frames are answered by their code's file name, then by the code object."""
+        module its frame runs in (f_globals is not audited): once a frame of a module's own,
+        untraced code has run with that module's globals, later frames with them are not traced,
+        whatever their code (a lecture function re-made with a library's globals after that
+        library ran, `types.FunctionType(f.__code__, numpy.__dict__)`, runs untraced; the same
+        in a fresh and in a resumed run, which replay the same calls). Other frames are answered
+        by their code's file name, then by the code object."""
         function_of_code = self._function_of_code.get
         file_of_filename = self._file_of_filename.get
         untraced_module = self._untraced_modules.get
@@ -335,7 +337,7 @@ class Tracer:
                 untraced = untraced_module(globals_file(frame.f_globals, "__file__"))
             except TypeError:  # a module that set its __file__ to something unhashable
                 untraced = False
-            if untraced or (untraced is None and note_module(frame.f_globals)):
+            if untraced or (untraced is None and note_module(frame)):
                 return None
             code = frame.f_code
             if file_of_filename(code.co_filename) == -1:
@@ -349,13 +351,15 @@ class Tracer:
 
         return on_call
 
-    def _note_untraced_module(self, module_globals: dict) -> bool:
-        """Whether frames running with these globals, new to the run, go untraced: those of a module
-        whose file is not traced do (remembered for the module's next calls)."""
-        path = dict.get(module_globals, "__file__")
+    def _note_untraced_module(self, frame: types.FrameType) -> bool:
+        """Whether `frame`, the first of the run with its globals, goes untraced, and with it the
+        later frames with those globals: when neither the module's file nor this frame's code's
+        file is traced (a lecture that rebinds its own `__file__` stays traced)."""
+        path = dict.get(frame.f_globals, "__file__")
         if type(path) is not str:
             return False
-        untraced = self._untraced_modules[path] = os.path.realpath(path) not in self._traced
+        untraced = self._untraced_modules[path] = (os.path.realpath(path) not in self._traced
+                                                   and os.path.realpath(frame.f_code.co_filename) not in self._traced)
         return untraced
 
     def _register_code(self, code: types.CodeType) -> int:

@@ -322,8 +322,8 @@ def test_untraced_callbacks_into_the_lecture_are_traced_with_the_right_parent(tm
 
 def test_a_call_is_traced_by_the_module_whose_globals_it_runs_with(tmp_path, validate_trace):
     # The tracer answers library calls from their frame's globals (reading their code would wake
-    # the warm kernel's audit hook): lecture code re-made with a library module's globals runs
-    # untraced; with globals of no module (exec'd with a fresh dict) it is still traced.
+    # the warm kernel's audit hook): once json's own code ran, lecture code re-made with json's
+    # globals runs untraced; with globals of no module (a fresh dict) it is still traced.
     source = """
         import json
         import types
@@ -332,6 +332,7 @@ def test_a_call_is_traced_by_the_module_whose_globals_it_runs_with(tmp_path, val
             return x * 2
 
         def main():
+            text = json.dumps([1])
             copy = types.FunctionType(double.__code__, json.__dict__)
             made = copy(3)  # @inspect made
             fresh = types.FunctionType(double.__code__, {"__builtins__": __builtins__})
@@ -340,8 +341,26 @@ def test_a_call_is_traced_by_the_module_whose_globals_it_runs_with(tmp_path, val
         """
     _, raw, trace = trace_program(tmp_path, source, validate_trace)
     assert [(step.function, step.line) for step in trace.steps] == [
-        ("main", 9), ("main", 10), ("main", 11), ("main", 12), ("double", 6), ("main", 13), ("double", 6)]
+        ("main", 9), ("main", 10), ("main", 11), ("main", 12), ("main", 13), ("double", 6), ("main", 14), ("double", 6)]
     assert (trace.values_of("made"), trace.values_of("again"), trace.values_of("mine")) == ([6], [8], [10])
+
+
+def test_a_lecture_that_rebinds_its_own_file_name_is_still_traced(tmp_path, validate_trace):
+    # Its globals' __file__ now names a library module: its frames are traced all the same.
+    source = """
+        import json
+
+        __file__ = json.__file__
+
+        def double(x):
+            return x * 2
+
+        def main():
+            mine = double(5)  # @inspect mine
+        """
+    _, raw, trace = trace_program(tmp_path, source, validate_trace)
+    assert [(step.function, step.line) for step in trace.steps] == [("main", 10), ("double", 7)]
+    assert trace.values_of("mine") == [10]
 
 
 def test_top_level_is_traced_when_there_is_no_main(tmp_path, validate_trace):
