@@ -46,13 +46,25 @@ def submitted_id(stderr: str) -> str:
 
 
 def in_queue(job_id: str, env: dict[str, str]) -> bool:
-    listed = subprocess.run(["squeue", "-h", "-j", job_id, "-o", "%i"], env=env, capture_output=True, text=True,
-                            timeout=60)
-    return job_id in listed.stdout.split()
+    """Whether squeue lists the job; asked again while squeue cannot get an answer from the
+    controller (a busy machine), within a guard of two minutes."""
+    deadline = time.monotonic() + 120
+    while True:
+        listed = subprocess.run(["squeue", "-h", "-j", job_id, "-o", "%i"], env=env, capture_output=True, text=True,
+                                timeout=60)
+        if listed.returncode == 0:
+            return job_id in listed.stdout.split()
+        assert time.monotonic() < deadline, f"squeue failed for two minutes: {listed.stderr.strip()}"
+        time.sleep(0.5)
 
 
 def assert_in_queue(job_id: str, env: dict[str, str]) -> None:
-    assert in_queue(job_id, env), f"job {job_id} runs but squeue does not list it"
+    """The job runs (its own progress file says so): squeue lists it, at the latest once the
+    controller has caught up."""
+    deadline = time.monotonic() + 120
+    while not in_queue(job_id, env):
+        assert time.monotonic() < deadline, f"job {job_id} runs but squeue has not listed it for two minutes"
+        time.sleep(0.5)
 
 
 def traced_plainly(lecture: Path, folder: Path, env: dict[str, str]) -> Path:
