@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -122,8 +123,11 @@ def cancel_with_ctrl_c(executor: str, folder: Path, env: dict, running: Callable
     """Trace SLOW as a job on a terminal; once it runs (then `running(job_id)`), press Ctrl-C and
     answer yes to cancelling. The job's id, once the command ended with 130."""
     (folder / "slow.py").write_text(SLOW)
+    # Started as a shell starts a command in a terminal: SIGINT at its default. A test run started
+    # in the background (`make test &`) ignores SIGINT, and the command would inherit that.
     child = pexpect.spawn(sys.executable, ["-m", "cs336_lectures", "trace", "slow.py", "--executor", executor],
-                          cwd=str(folder), env=env, encoding="utf-8", timeout=180)
+                          cwd=str(folder), env=env, encoding="utf-8", timeout=180,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     child.expect(r"job (\d+): RUNNING, tracing")
     job_id = child.match.group(1)
     running(job_id)
