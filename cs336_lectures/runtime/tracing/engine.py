@@ -333,11 +333,12 @@ class Tracer:
         note_module = self._note_untraced_module
 
         def on_call(frame: types.FrameType, event: str, arg: Any):
+            module_file = globals_file(frame.f_globals, "__file__")
             try:
-                untraced = untraced_module(globals_file(frame.f_globals, "__file__"))
+                untraced = untraced_module(module_file)
             except TypeError:  # a module that set its __file__ to something unhashable
                 untraced = False
-            if untraced or (untraced is None and note_module(frame)):
+            if untraced or (untraced is None and note_module(module_file, frame.f_code)):
                 return None
             code = frame.f_code
             if file_of_filename(code.co_filename) == -1:
@@ -351,15 +352,15 @@ class Tracer:
 
         return on_call
 
-    def _note_untraced_module(self, frame: types.FrameType) -> bool:
-        """Whether `frame`, the first of the run with its globals, goes untraced, and with it the
-        later frames with those globals: when neither the module's file nor this frame's code's
-        file is traced (a lecture that rebinds its own `__file__` stays traced)."""
-        path = dict.get(frame.f_globals, "__file__")
-        if type(path) is not str:
+    def _note_untraced_module(self, module_file: Any, code: types.CodeType) -> bool:
+        """Whether a frame running `code`, the first of the run with globals whose `__file__` is
+        `module_file`, goes untraced, and with it the later frames with those globals: when
+        neither that file nor the code's file is traced (a lecture that rebinds its own
+        `__file__` stays traced)."""
+        if type(module_file) is not str:
             return False
-        untraced = self._untraced_modules[path] = (os.path.realpath(path) not in self._traced
-                                                   and os.path.realpath(frame.f_code.co_filename) not in self._traced)
+        untraced = not self.traces_file(module_file) and not self.traces_file(code.co_filename)
+        self._untraced_modules[module_file] = untraced
         return untraced
 
     def _register_code(self, code: types.CodeType) -> int:
