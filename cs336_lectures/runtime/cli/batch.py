@@ -34,6 +34,7 @@ from typing import Any, Callable
 
 from cs336_lectures.atomic import write_bytes_atomically
 from cs336_lectures.runtime.safe_yaml import YamlFileError, load_yaml_file
+from cs336_lectures.runtime.terminal_text import print_visible, visible
 
 CONFIG_NAME = "cs336-lectures.yaml"
 JOBS_FOLDER = Path("var/jobs")
@@ -133,11 +134,11 @@ def run(args: argparse.Namespace, argv: list[str], prog: str) -> int:
         settings = merged_settings([Path(file) for file in args.files], overrides_from(args))
         job, record = submit(args, settings, command=(prog, *argv))
     except ExecutorError as error:
-        print(f"{prog}: error: {error}", file=sys.stderr)
+        print_visible(f"{prog}: error: {error}")
         return 2
-    print(f"{prog}: submitted job {job.job_id} ({args.executor}) tracing {', '.join(args.files)}", file=sys.stderr)
+    print_visible(f"{prog}: submitted job {job.job_id} ({args.executor}) tracing {', '.join(args.files)}")
     if args.detach:
-        print(f"{prog}: `{prog} jobs {job.job_id}` fetches it once done", file=sys.stderr)
+        print_visible(f"{prog}: `{prog} jobs {job.job_id}` fetches it once done")
         return 0
     return follow(job, record, prog, ask_on_terminal, quiet=args.quiet)
 
@@ -350,7 +351,7 @@ def follow(job: Any, record: dict, prog: str, ask: Callable[[str], bool | None],
                 state = "submitted, not yet listed by sacct"
             line = f"job {job.job_id}: {state}{progress}"
             if line != shown and not quiet:
-                print(f"{prog}: {line}", file=sys.stderr, flush=True)
+                print(visible(f"{prog}: {line}"), file=sys.stderr, flush=True)
                 shown = line
             time.sleep(POLL_S)
     except KeyboardInterrupt:
@@ -360,9 +361,9 @@ def follow(job: Any, record: dict, prog: str, ask: Callable[[str], bool | None],
             deadline = time.monotonic() + CANCEL_WAIT_S  # a local job stops within a second or two
             while not job.done() and time.monotonic() < deadline:
                 time.sleep(POLL_S / 5)
-            print(f"{prog}: cancelled job {job.job_id}", file=sys.stderr)
+            print_visible(f"{prog}: cancelled job {job.job_id}")
         else:
-            print(f"{prog}: job {job.job_id} goes on; `{prog} jobs {job.job_id}` fetches it", file=sys.stderr)
+            print_visible(f"{prog}: job {job.job_id} goes on; `{prog} jobs {job.job_id}` fetches it")
         return 130
     return report(job, prog)
 
@@ -392,15 +393,15 @@ def report(job: Any, prog: str) -> int:
             results += task.result()
         except Exception as error:  # submitit's FailedJobError / UncompletedJobError carry the job's own log
             first = str(error).strip().splitlines()
-            print(f"{prog}: error: job {task.job_id} failed: {first[0] if first else type(error).__name__} "
-                  f"(logs in {job.paths.folder})", file=sys.stderr)
+            print_visible(f"{prog}: error: job {task.job_id} failed: {first[0] if first else type(error).__name__} "
+                          f"(logs in {job.paths.folder})")
             status = 1
     for result in results:
         if "error" in result:
-            print(f"{prog}: error: {result['error']}", file=sys.stderr)
+            print_visible(f"{prog}: error: {result['error']}")
             status = 2
             continue
-        print(TraceResult.from_dict(result).summary(), file=sys.stderr)
+        print_visible(TraceResult.from_dict(result).summary())
         if result["status"] != "ok":
             status = max(status, 1)
     return status

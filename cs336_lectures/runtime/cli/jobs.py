@@ -21,6 +21,7 @@ from typing import Any
 from cs336_lectures.runtime.cli.batch import (
     JOBS_FOLDER, ExecutorError, JobArray, ask_on_terminal, follow, merged_settings,
 )
+from cs336_lectures.runtime.terminal_text import print_visible
 
 PROG = "cs336-lectures"
 
@@ -36,27 +37,27 @@ def run(args: argparse.Namespace) -> int:
     try:
         folder = Path(args.folder or merged_settings([], {}).get("jobs_folder", JOBS_FOLDER))
     except ExecutorError as error:
-        print(f"{PROG}: error: {error}", file=sys.stderr)
+        print_visible(f"{PROG}: error: {error}")
         return 2
     records = _records(folder)
     if args.job is None:
         if not records:
-            print(f"no jobs in {folder}", file=sys.stderr)
+            print_visible(f"no jobs in {folder}")
         for record in records.values():
-            print(f"{record['job_id']}\t{record['executor']}\t{_job(record).state}\t{' '.join(record['files'])}"
-                  f"\t{record['submitted']}")
+            print_visible(f"{record['job_id']}\t{record['executor']}\t{_job(record).state}\t{' '.join(record['files'])}"
+                          f"\t{record['submitted']}", sys.stdout)
         return 0
     record = records.get(args.job)
     if record is None:
-        print(f"{PROG}: error: no job {args.job} in {folder}", file=sys.stderr)
+        print_visible(f"{PROG}: error: no job {args.job} in {folder}")
         return 2
     job = _job(record)
     if args.cancel:
         job.cancel()
-        print(f"{PROG}: cancelled job {args.job}", file=sys.stderr)
+        print_visible(f"{PROG}: cancelled job {args.job}")
         return 0
     if record["executor"] == "local" and job.state == "LOST":
-        print(f"{PROG}: error: job {args.job} ended without a result (logs in {record['folder']})", file=sys.stderr)
+        print_visible(f"{PROG}: error: job {args.job} ended without a result (logs in {record['folder']})")
         return 1
     return follow(job, record, PROG, ask_on_terminal)
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from cs336_lectures.resources import version
 from cs336_lectures.runtime.tracing import DEFAULT_MAX_STEPS
+from cs336_lectures.runtime.terminal_text import print_visible, show_warnings_visibly
 
 if TYPE_CHECKING:
     from cs336_lectures.runtime.tracing.result import TraceResult
@@ -60,6 +61,7 @@ or --timeout (its trace is written, ending where it stopped); 2 a lecture could 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the command line (sys.argv[1:] when `argv` is None); returns the exit status."""
+    show_warnings_visibly()
     if argv is None and sys.argv[1:2] in (["trace"], ["export"]):  # export traces a lecture first
         _fix_hash_seed()
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -148,18 +150,18 @@ def trace(args: argparse.Namespace, argv: list[str]) -> int:
     for file, output_dir in outputs.items():
         written = output_dir / f"{trace_title(Path(file), args.section)}.json"
         if writers.setdefault(written.absolute(), file) != file:
-            print(f"{PROG}: error: {writers[written.absolute()]} and {file} would both write {written}", file=sys.stderr)
+            print_visible(f"{PROG}: error: {writers[written.absolute()]} and {file} would both write {written}")
             return 2
         refusal = refuse_to_replace_course_trace(written, "-o")
         if refusal:  # a clone of the Stanford course keeps its published traces in var/traces
-            print(f"{PROG}: error: {refusal}", file=sys.stderr)
+            print_visible(f"{PROG}: error: {refusal}")
             return 2
     if args.executor is not None:
         from cs336_lectures.runtime.cli import batch as executor
 
         if len(set(outputs.values())) > 1:
-            print(f"{PROG}: error: the lectures are in different folders; name one folder for their traces with -o",
-                  file=sys.stderr)
+            print_visible(f"{PROG}: error: the lectures are in different folders; "
+                          "name one folder for their traces with -o")
             return 2
         args.output = str(next(iter(outputs.values())))
         return executor.run(args, argv, PROG)
@@ -170,14 +172,14 @@ def trace(args: argparse.Namespace, argv: list[str]) -> int:
         try:
             result = _supervised(traced, output_dir / f"{trace_title(Path(file), args.section)}.json", args.timeout)
         except LectureError as error:
-            print(f"{PROG}: error: {error}", file=sys.stderr)
+            print_visible(f"{PROG}: error: {error}")
             status = 2
             continue
         except KeyboardInterrupt:
-            print(f"{PROG}: interrupted while tracing {file}; no trace written", file=sys.stderr)
+            print_visible(f"{PROG}: interrupted while tracing {file}; no trace written")
             return 130
         if result.status != "ok" or not args.quiet:  # failures are reported even with --quiet
-            print(result.summary(), file=sys.stderr)
+            print_visible(result.summary())
         if result.interrupted:
             return 130
         if result.status != "ok":
@@ -214,7 +216,7 @@ def _delegate(name: str) -> types.ModuleType | None:
     try:
         return importlib.import_module(module_name)
     except Exception as error:  # a broken or missing optional part must not hide the others
-        print(f"{PROG}: error: the '{name}' command is unavailable ({module_name}: {error})", file=sys.stderr)
+        print_visible(f"{PROG}: error: the '{name}' command is unavailable ({module_name}: {error})")
         return None
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from cs336_lectures.atomic import write_bytes_atomically
 from cs336_lectures.runtime.i18n.catalog import LANGUAGES, Catalog, catalog_path, save_catalog
 from cs336_lectures.runtime.i18n.translatable import scan_file
+from cs336_lectures.runtime.terminal_text import print_visible
 
 PROG = "cs336-lectures new"
 STARTER_IMPORTS = ("matplotlib", "cs336_lectures")  # besides the standard library's math
@@ -143,11 +144,12 @@ def run(args: argparse.Namespace) -> int:
             save_catalog(Catalog(language, lecture.name).update(calls), catalog_path(lecture, language))
     except OSError as error:
         return _error(f"cannot write {error.filename or args.file}: {error.strerror or error}")
-    print(f"wrote {lecture}" + "".join(f", {catalog_path(lecture, language)}" for language in args.lang))
-    print(f"next: cs336-lectures serve {lecture}   (or: cs336-lectures trace {lecture})")
+    written = "".join(f", {catalog_path(lecture, language)}" for language in args.lang)
+    print_visible(f"wrote {lecture}{written}", sys.stdout)
+    print_visible(f"next: cs336-lectures serve {lecture}   (or: cs336-lectures trace {lecture})", sys.stdout)
     return 0
 
 
 def _error(message: str) -> int:
-    print(f"{PROG}: error: {message}", file=sys.stderr)
+    print_visible(f"{PROG}: error: {message}")
     return 2

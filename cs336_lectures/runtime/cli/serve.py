@@ -12,6 +12,7 @@ from pathlib import Path
 from cs336_lectures.runtime.publish.site import DEFAULT_TRACES, VIEWER_DIR, default_traces_dir
 from cs336_lectures.runtime.server.http_server import LectureServer
 from cs336_lectures.runtime.tracing import DEFAULT_MAX_STEPS
+from cs336_lectures.runtime.terminal_text import print_visible, visible
 
 MAX_TIMEOUT_SECONDS = 1_000_000
 DEFAULT_TIMEOUT_SECONDS = 300.0  # an edit that waits for ever ends as a failed re-trace
@@ -41,8 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _say(message: str) -> None:
-    """One line to the terminal in a single write, so lines from re-trace threads never interleave."""
-    sys.stdout.write(f"{message}\n")
+    """One line to the terminal in a single write, so lines from re-trace threads never interleave.
+
+    A re-trace's message can quote the lecture's exception, so its control characters are made visible."""
+    sys.stdout.write(f"{visible(message)}\n")
     sys.stdout.flush()
 
 
@@ -55,24 +58,24 @@ def run(args: argparse.Namespace) -> int:
     """`cs336-lectures serve`: serve until Ctrl-C or SIGTERM; returns the exit status."""
     for flag, value in (("--max-steps", args.max_steps), ("--timeout", args.timeout)):
         if value is not None and not value > 0:
-            print(f"cs336-lectures: error: {flag} must be positive, not {value}", file=sys.stderr)
+            print_visible(f"cs336-lectures: error: {flag} must be positive, not {value}")
             return 2
     if args.timeout is not None and not args.timeout <= MAX_TIMEOUT_SECONDS:
-        print(f"cs336-lectures: error: --timeout must be at most {MAX_TIMEOUT_SECONDS:,} seconds, not {args.timeout:g}",
-              file=sys.stderr)
+        print_visible(f"cs336-lectures: error: --timeout must be at most {MAX_TIMEOUT_SECONDS:,} seconds, "
+                      f"not {args.timeout:g}")
         return 2
     missing = [path for path in args.lectures if not Path(path).is_file()]
     if missing:
-        print(f"cs336-lectures: error: no such lecture file: {', '.join(missing)}", file=sys.stderr)
+        print_visible(f"cs336-lectures: error: no such lecture file: {', '.join(missing)}")
         return 2
     if not (VIEWER_DIR / "index.html").is_file():
-        print(f"cs336-lectures: error: the viewer is missing ({VIEWER_DIR}/index.html)", file=sys.stderr)
+        print_visible(f"cs336-lectures: error: the viewer is missing ({VIEWER_DIR}/index.html)")
         return 2
     if args.traces is None:
         folders = {default_traces_dir(Path(path)) for path in args.lectures} or {DEFAULT_TRACES}
         if len(folders) > 1:
-            print("cs336-lectures: error: the lectures are in different folders; name one folder for their traces "
-                  "with --traces", file=sys.stderr)
+            print_visible("cs336-lectures: error: the lectures are in different folders; "
+                          "name one folder for their traces with --traces")
             return 2
         args.traces = str(folders.pop())
     from cs336_lectures.runtime.course.importer import refuse_to_replace_course_trace
@@ -80,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     for path in args.lectures:  # a clone of the Stanford course keeps its published traces in var/traces
         refusal = refuse_to_replace_course_trace(Path(args.traces) / f"{Path(path).stem}.json", "--traces")
         if refusal:
-            print(f"cs336-lectures: error: {refusal}", file=sys.stderr)
+            print_visible(f"cs336-lectures: error: {refusal}")
             return 2
     try:
         server = LectureServer([Path(path) for path in args.lectures], Path(args.traces), host=args.host,
@@ -88,10 +91,10 @@ def run(args: argparse.Namespace) -> int:
                                log=_say, verify=args.verify,
                                backups_dir=Path(args.backups) if args.backups else None)
     except ValueError as error:
-        print(f"cs336-lectures: error: {error}", file=sys.stderr)
+        print_visible(f"cs336-lectures: error: {error}")
         return 2
     except OSError as error:
-        print(f"cs336-lectures: error: cannot listen on {args.host}:{args.port}: {error.strerror or error}", file=sys.stderr)
+        print_visible(f"cs336-lectures: error: cannot listen on {args.host}:{args.port}: {error.strerror or error}")
         return 1
     try:
         # The one line a newcomer needs, set apart so it is not lost among the others.

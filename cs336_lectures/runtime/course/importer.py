@@ -37,6 +37,7 @@ from cs336_lectures.runtime.publish.site import SiteError, read_header
 from cs336_lectures.runtime.render.assets import AssetStore
 from cs336_lectures.runtime.render.rendering import highlight_lines
 from cs336_lectures.runtime.trace.format import FORMAT, VERSION, write_trace
+from cs336_lectures.runtime.terminal_text import print_visible
 
 PROG = "cs336-lectures"
 DEFAULT_OUTPUT = Path("var/traces")
@@ -85,13 +86,13 @@ def run(args: argparse.Namespace) -> int:
         try:
             result = import_course_trace(path, output_dir, root, command)
         except CourseTraceError as error:
-            print(f"{PROG}: error: {error}", file=sys.stderr)
+            print_visible(f"{PROG}: error: {error}")
             status = 2
             continue
         missing = f", {result.missing_images} image(s) not found under {root}" if result.missing_images else ""
-        print(f"{result.path}: imported {result.num_steps} steps from {path} "
-              f"({_megabytes(result.bytes_in)} -> {_megabytes(result.bytes_out)}) in {result.elapsed_s:.2f} s{missing}",
-              file=sys.stderr)
+        sizes = f"{_megabytes(result.bytes_in)} -> {_megabytes(result.bytes_out)}"
+        print_visible(f"{result.path}: imported {result.num_steps} steps from {path} ({sizes}) "
+                      f"in {result.elapsed_s:.2f} s{missing}")
     return status
 
 

@@ -19,6 +19,7 @@ from cs336_lectures.runtime.i18n.catalog import (
     LANGUAGES, Catalog, CatalogError, catalog_languages, catalog_path, load_catalog, save_catalog,
 )
 from cs336_lectures.runtime.i18n.translatable import Call, scan_file
+from cs336_lectures.runtime.terminal_text import print_visible
 
 PROG = "cs336-lectures i18n"
 EXCERPT = 70  # characters of English shown per problem
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
             if args.i18n_command == "extract":
                 return _error(f"{file}: no catalogs yet; name the languages to create with --lang "
                               f"({', '.join(sorted(LANGUAGES))})")
-            print(f"{file}: no catalogs (nothing to check)")
+            print_visible(f"{file}: no catalogs (nothing to check)", sys.stdout)
             continue
         for language in dict.fromkeys(languages):
             try:
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
             updated = catalog.update(calls)
             if args.i18n_command == "extract":
                 save_catalog(updated, catalog_path(lecture, language))
-                print(_extract_summary(lecture, language, catalog, updated))
+                print_visible(_extract_summary(lecture, language, catalog, updated), sys.stdout)
             elif not _report(lecture, language, updated, calls):
                 status = 1
     return status
@@ -101,9 +102,10 @@ def _report(lecture: Path, language: str, catalog: Catalog, calls: list[Call]) -
     summary = ", ".join(f"{count} {kind}" for kind, count in counts.items())
     plural = "s" if computed > 1 else ""
     note = f" ({computed} text() call{plural} with computed text, shown in English)" if computed else ""
-    print(f"{lecture} [{language}]: {sum(not entry.obsolete for entry in catalog.entries)} strings, {summary}{note}")
+    strings = sum(not entry.obsolete for entry in catalog.entries)
+    print_visible(f"{lecture} [{language}]: {strings} strings, {summary}{note}", sys.stdout)
     for line in lines:
-        print(line)
+        print_visible(line, sys.stdout)
     return not lines
 
 
@@ -113,5 +115,5 @@ def _excerpt(text: str) -> str:
 
 
 def _error(message: str) -> int:
-    print(f"{PROG}: error: {message}", file=sys.stderr)
+    print_visible(f"{PROG}: error: {message}")
     return 2

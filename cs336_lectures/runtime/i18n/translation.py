@@ -15,7 +15,6 @@ titles, axis labels, annotations or legend entries; a figure with nothing transl
 
 from __future__ import annotations
 
-import sys
 import types
 import warnings
 from functools import lru_cache
@@ -25,6 +24,7 @@ from cs336_lectures.runtime.i18n.catalog import LANGUAGES, CatalogError, Entry, 
 from cs336_lectures.runtime.render.rendering import render_markdown
 from cs336_lectures.runtime.i18n.templates import Template, TemplateError
 from cs336_lectures.runtime.i18n.translatable import Call, call_at
+from cs336_lectures.runtime.terminal_text import print_visible
 
 __all__ = ["translate_figure", "translate_text"]
 Drawing = TypeVar("Drawing")
@@ -241,5 +241,5 @@ def _entries(path: str, modified_ns: int) -> dict[str, Entry]:
         return load_catalog(path).lookup()
     except CatalogError as error:
         # A broken catalog must not stop the lecture: its language falls back to English, said once.
-        print(f"cs336-lectures: warning: {error}", file=sys.stderr)
+        print_visible(f"cs336-lectures: warning: {error}")
         return {}

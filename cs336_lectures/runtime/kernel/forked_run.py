@@ -48,6 +48,7 @@ from cs336_lectures.runtime.tracing import ranks
 from cs336_lectures.runtime.tracing.engine import Tracer
 from cs336_lectures.runtime.tracing.lecture_run import TraceSettings, creation_time, trace_lecture
 from cs336_lectures.runtime.tracing.result import LectureError
+from cs336_lectures.runtime.terminal_text import visible
 
 
 def _top_name(code: types.CodeType) -> str:
@@ -398,7 +399,7 @@ def _quiet_directives(source: str, shown: str) -> dict:
         warnings.simplefilter("always")
         directives = parse_directives(source, shown)
     for warning in caught:
-        sys.__stderr__.write(f"{warning.message}\n")
+        sys.__stderr__.write(visible(f"{warning.message}\n"))
     return directives
 
 

@@ -20,7 +20,6 @@ import base64
 import bisect
 import hashlib
 import json
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from cs336_lectures.runtime.readers.navigation import TraceModel, read_trace
 from cs336_lectures.runtime.notebooks.outputs import (data_url_bytes, definition_at, jupyter_markdown, rendering_bundle,
                                               values_bundle)
 from cs336_lectures.runtime.trace.format import TraceFormatError
+from cs336_lectures.runtime.terminal_text import print_visible
 
 PROG = "cs336-lectures export"
 FORMATS = {"ipynb": ".ipynb", "markdown": ".md"}
@@ -67,10 +67,9 @@ def run(args: argparse.Namespace) -> int:
                 raise ExportError("--section and --seed apply to a lecture; a trace is exported as it was traced")
             path, status = export_trace(source, fmt, args.output and Path(args.output))
     except (ExportError, TraceFormatError) as error:
-        print(f"{PROG}: error: {error}", file=sys.stderr)
+        print_visible(f"{PROG}: error: {error}")
         return 2
-    print(f"{path}: {fmt} written" + ("" if status == "ok" else f" (the trace ended with status {status})"),
-          file=sys.stderr)
+    print_visible(f"{path}: {fmt} written" + ("" if status == "ok" else f" (the trace ended with status {status})"))
     return 0 if status == "ok" else 1
 
 

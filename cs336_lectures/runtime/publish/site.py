@@ -28,6 +28,7 @@ from pathlib import Path
 from cs336_lectures.resources import VIEWER_DIR
 from cs336_lectures.runtime.render.passive_svg import make_passive
 from cs336_lectures.runtime.trace.format import FORMAT, READABLE_VERSIONS
+from cs336_lectures.runtime.terminal_text import print_visible
 
 VIEWER_PARTS = ("index.html", "css", "js", "vendor")  # vendor/: third-party files with their licences
 DEFAULT_TRACES = Path("var/traces")
@@ -279,7 +280,7 @@ def _copy_asset(trace: Path, asset: str, assets: Path) -> None:
         else:
             shutil.copy2(source, assets / asset)
         return
-    print(f"cs336-lectures: warning: {trace} refers to assets/{asset}, which {reason}; left out", file=sys.stderr)
+    print_visible(f"cs336-lectures: warning: {trace} refers to assets/{asset}, which {reason}; left out")
 
 
 def _replace_folder(new: Path, out: Path) -> None:
@@ -302,13 +303,14 @@ def run(args: argparse.Namespace) -> int:
     else:
         trace_paths = trace_files(DEFAULT_TRACES)
         if not trace_paths:
-            print(f"cs336-lectures: error: no traces in {DEFAULT_TRACES}/; run `cs336-lectures trace LECTURE.py` first "
-                  "or name the trace files", file=sys.stderr)
+            print_visible(f"cs336-lectures: error: no traces in {DEFAULT_TRACES}/; "
+                          "run `cs336-lectures trace LECTURE.py` first or name the trace files")
             return 2
     try:
         index = write_site(trace_paths, Path(args.out))
     except SiteError as error:
-        print(f"cs336-lectures: error: {error}", file=sys.stderr)
+        print_visible(f"cs336-lectures: error: {error}")
         return 2
-    print(f"wrote {args.out}/ ({len(index['traces'])} traces); entry: {Path(args.out) / 'index.html'}")
+    entry = Path(args.out) / "index.html"
+    print_visible(f"wrote {args.out}/ ({len(index['traces'])} traces); entry: {entry}", sys.stdout)
     return 0

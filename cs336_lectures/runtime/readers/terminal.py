@@ -40,6 +40,7 @@ from rich.text import Text
 from cs336_lectures.runtime.readers.navigation import TraceModel, read_trace
 from cs336_lectures.runtime.render.plain_math import plain_math
 from cs336_lectures.runtime.trace.format import TraceFormatError
+from cs336_lectures.runtime.terminal_text import visible
 from cs336_lectures.runtime.trace.value_text import format_value
 
 PROG = "cs336-lectures show"
@@ -50,7 +51,6 @@ OUTPUT_LINES = 12
 MARK = "▶"
 KEYS_HELP = "l/h step  j/k over  u out  g go to  / search  n again  q quit"
 HTML_TAG = re.compile(r"<[^>]+>")
-CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # every control character but tab and newline
 CLEAR = "\x1b[H\x1b[2J"
 ALTERNATE_SCREEN = ("\x1b[?1049h\x1b[?25l", "\x1b[?25h\x1b[?1049l")  # enter (cursor hidden), leave
 ARROWS = {"\x1b[C": "l", "\x1b[D": "h", "\x1b[1;2C": "j", "\x1b[1;2D": "k", "\x1bOC": "l", "\x1bOD": "h"}
@@ -101,15 +101,6 @@ def run(args: argparse.Namespace) -> int:
     except (TraceFormatError, ShowError) as error:
         print(visible(f"{PROG}: error: {error}"), file=sys.stderr)
         return 2
-
-
-def visible(text: str) -> str:
-    """`text` with each control character written as a Python literal writes it (`\\x1b`, `\\r`).
-
-    Everything `show` prints from a trace goes through here: the terminal must show such text,
-    never obey it (an escape sequence in a text() or a print can retitle the window, write the
-    clipboard through OSC 52, or clear the screen)."""
-    return CONTROL.sub(lambda found: repr(found[0])[1:-1], text)
 
 
 def find_section(model: TraceModel, name: str) -> int:

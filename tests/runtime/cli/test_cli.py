@@ -219,3 +219,37 @@ def test_two_lectures_that_would_write_the_same_trace_are_refused(tmp_path, caps
     assert main(["trace", str(first), str(second), "-o", str(tmp_path / "out")]) == 2
     assert "would both write" in one_line_error(capsys.readouterr().err)
     assert not (tmp_path / "out").exists()
+
+
+HOSTILE = ("def main():\n    print('wipe \\x1b[2J')\n"
+           "    raise ValueError('bad \\x1b]52;c;Zm9v\\x07 \\x1b]0;title\\x07 end')\n")
+
+
+def test_summaries_and_errors_show_the_escapes_of_file_names_and_exceptions(tmp_path, capsys, validate_trace):
+    lecture = write(tmp_path, "esc\x1b[31mname.py", HOSTILE)
+    assert main(["trace", str(lecture), "-o", str(tmp_path / "out")]) == 1
+    line = capsys.readouterr().err.strip()
+    assert not set(line) & {"\x1b", "\x07"}
+    assert line.startswith(f"{tmp_path}/out/esc\\x1b[31mname.json: error, ")
+    assert line.endswith("ValueError: bad \\x1b]52;c;Zm9v\\x07 \\x1b]0;title\\x07 end ("
+                         f"{tmp_path}/esc\\x1b[31mname.py:3)")
+    validate_trace(tmp_path / "out" / "esc\x1b[31mname.json")  # the trace itself keeps the text as it was
+    unstartable = write(tmp_path, "start.py", "def main():\n    pass\n\nraise RuntimeError('no \\x1b]52;c;eA==\\x07')\n")
+    assert main(["trace", str(unstartable), "-o", str(tmp_path / "out")]) == 2
+    assert one_line_error(capsys.readouterr().err).endswith("RuntimeError: no \\x1b]52;c;eA==\\x07")
+
+
+def test_a_directive_warning_quoting_the_lecture_line_shows_its_escapes(tmp_path):
+    lecture = write(tmp_path, "lecture.py", "def main():\n    x = 1  # @inspect \x1b]0;T\x07\n")
+    done = subprocess.run([sys.executable, "-m", "cs336_lectures", "trace", str(lecture), "-o", str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "DirectiveWarning" in done.stderr and "# @inspect \\x1b]0;T\\x07" in done.stderr
+    assert not set(done.stderr) & {"\x1b", "\x07"}
+
+
+def test_the_servers_log_lines_show_escapes(capsys):
+    from cs336_lectures.runtime.cli.serve import _say  # the server's `log`: re-trace errors quote the lecture
+
+    _say("lecture: error: ValueError: \x1b]0;title\x07 (lecture.py:3)")
+    assert capsys.readouterr().out == "lecture: error: ValueError: \\x1b]0;title\\x07 (lecture.py:3)\n"
