@@ -27,7 +27,7 @@ from pathlib import Path
 
 from cs336_lectures.resources import VIEWER_DIR
 from cs336_lectures.runtime.render.passive_svg import make_passive
-from cs336_lectures.runtime.trace.format import FORMAT, READABLE_VERSIONS
+from cs336_lectures.runtime.trace.format import FORMAT, READABLE_VERSIONS, TraceFormatError, decode_json
 from cs336_lectures.runtime.terminal_text import print_visible
 
 VIEWER_PARTS = ("index.html", "css", "js", "vendor")  # vendor/: third-party files with their licences
@@ -124,7 +124,7 @@ def _probe_header(path: Path) -> dict | None:
             return None
         try:
             found[key], _ = decoder.raw_decode(head, match.end())
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # JSONDecodeError, or an int past the digit limit
             return None
     return found
 
@@ -143,11 +143,13 @@ def read_header(path: Path) -> dict:
             return cached[1]
         data = _probe_header(path)
         if data is None:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = decode_json(path.read_text(encoding="utf-8"), path)
     except OSError as error:
         raise SiteError(f"{path}: cannot read ({error.strerror or error})") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise SiteError(f"{path}: not valid JSON ({error}); the file may be truncated") from None
+    except UnicodeDecodeError as error:
+        raise SiteError(f"{path}: not UTF-8 text ({error})") from None
+    except TraceFormatError as error:
+        raise SiteError(str(error)) from None
     header = _check_format(data, path)
     _header_cache[path] = (key, header)
     return header
@@ -211,9 +213,9 @@ def _load_trace_text(path: Path) -> str:
     except (OSError, UnicodeDecodeError) as error:
         raise SiteError(f"{path}: cannot read ({error})") from None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise SiteError(f"{path}: not valid JSON ({error}); the file may be truncated") from None
+        data = decode_json(text, path)
+    except TraceFormatError as error:
+        raise SiteError(str(error)) from None
     _check_format(data, path)
     return text
 

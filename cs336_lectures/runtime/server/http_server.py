@@ -418,7 +418,7 @@ class RequestHandler(BaseHTTPRequestHandler):
             raise Refused(HTTPStatus.BAD_REQUEST, f"the body ended after {len(raw)} of {length} bytes")
         try:
             body = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
+        except ValueError:  # not UTF-8, not JSON, or an int past the digit limit
             raise Refused(HTTPStatus.BAD_REQUEST, 'expected a JSON body {"source": "..."}') from None
         except RecursionError:
             raise Refused(HTTPStatus.BAD_REQUEST, "the JSON body is nested too deeply") from None

@@ -89,7 +89,7 @@ def read_trace(path: Path) -> dict | None:
     """The trace at `path` as parsed JSON, or None unless it is readable and has a header."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     return data if isinstance(data, dict) and isinstance(data.get("header"), dict) else None
 

@@ -139,13 +139,10 @@ def read_trace_json(path: Path) -> dict:
     """The trace's JSON as written, once its format, version and structure are checked (for readers
     that index the raw steps themselves: the terminal viewer, the notebook export)."""
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as error:
-        raise TraceFormatError(f"{path}: not valid JSON (truncated?): {error}") from None
+        text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
         raise TraceFormatError(f"{path}: not UTF-8 text: {error}") from None
-    except RecursionError:
-        raise TraceFormatError(f"{path}: JSON nested too deeply for a trace") from None
+    raw = decode_json(text, path)
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         found = raw.get("format") if isinstance(raw, dict) else type(raw).__name__
         raise TraceFormatError(f"{path}: not a {FORMAT} file (format {found!r})")
@@ -159,6 +156,21 @@ def read_trace_json(path: Path) -> dict:
     except _Malformed as error:
         raise TraceFormatError(f"{path}: malformed trace: {error}") from None
     return raw
+
+
+def decode_json(text: str, path: Path) -> Any:
+    """`text`, the content of the file at `path`, as JSON; TraceFormatError (one line naming the
+    file) for anything `json` refuses, including what it raises besides JSONDecodeError: a file
+    nested thousands of levels deep (RecursionError) and a number past Python's limit on the digits
+    of an int (ValueError)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as error:
+        raise TraceFormatError(f"{path}: not valid JSON (truncated?): {error}") from None
+    except RecursionError:
+        raise TraceFormatError(f"{path}: JSON nested too deeply for a trace") from None
+    except ValueError as error:
+        raise TraceFormatError(f"{path}: a number in the JSON is too long to read: {str(error).split(':')[0]}") from None
 
 
 def _ranks(raw: dict, steps: list[Step]) -> list[Rank]:

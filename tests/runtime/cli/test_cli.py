@@ -253,3 +253,21 @@ def test_the_servers_log_lines_show_escapes(capsys):
 
     _say("lecture: error: ValueError: \x1b]0;title\x07 (lecture.py:3)")
     assert capsys.readouterr().out == "lecture: error: ValueError: \\x1b]0;title\\x07 (lecture.py:3)\n"
+
+
+@pytest.mark.parametrize("hostile, problem", [
+    (lambda text: text[:-1] + ',"extra":' + "[" * 20_000 + "]" * 20_000 + "}", "JSON nested too deeply for a trace"),
+    (lambda text: text.replace('"seed":0', '"seed":' + "9" * 5_000, 1), "a number in the JSON is too long to read"),
+])
+@pytest.mark.parametrize("command", [["show"], ["export", "-o", "{out}/notebook.ipynb"], ["build", "--out", "{out}/site"]])
+def test_a_trace_nested_too_deep_or_holding_a_huge_integer_is_one_line_in_every_reader(tmp_path, capsys, hostile,
+                                                                                       problem, command):
+    lecture = write(tmp_path, "lecture.py", GOOD)
+    assert main(["trace", str(lecture), "-o", str(tmp_path), "--quiet"]) == 0
+    trace = tmp_path / "lecture.json"
+    trace.write_text(hostile(trace.read_text()))
+    arguments = [part.format(out=tmp_path) for part in command]
+    assert main([arguments[0], str(trace), *arguments[1:]]) == 2
+    line = one_line_error(capsys.readouterr().err)
+    assert line.startswith("cs336-lectures") and ": error: " in line
+    assert f"{trace}: {problem}" in line

@@ -623,6 +623,15 @@ def test_a_deeply_nested_body_gets_a_reason(serve, workspace):
     assert (workspace / "lectures" / "lecture_t.py").read_text() == GOOD_LECTURE
 
 
+def test_a_body_holding_an_integer_past_the_digit_limit_gets_a_reason(serve, workspace):
+    put_trace(workspace)
+    server = serve("lectures/lecture_t.py")
+    body = b'{"source": "x = 1\\n", "base": null, "n": ' + b"9" * 5_000 + b"}"
+    status, answer, _ = request(server, "POST", "/api/source?trace=lecture_t", body, token=server.token)
+    assert status == 400 and json.loads(answer)["error"].startswith("expected a JSON body")
+    assert (workspace / "lectures" / "lecture_t.py").read_text() == GOOD_LECTURE
+
+
 @pytest.mark.parametrize("length, status, reason", [
     ("-5", 400, "is not a number of bytes"),
     ("+2", 400, "is not a number of bytes"),
