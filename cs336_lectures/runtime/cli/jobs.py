@@ -24,6 +24,7 @@ from cs336_lectures.runtime.cli.batch import (
 from cs336_lectures.runtime.terminal_text import print_visible
 
 PROG = "cs336-lectures"
+RECORD_KEYS = {"job_id", "executor", "folder", "files", "output", "submitted"}  # what batch.submit writes
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -67,9 +68,10 @@ def _records(folder: Path) -> dict[str, dict[str, Any]]:
     for path in sorted(folder.glob("*.job.json"), key=lambda p: p.stat().st_mtime):
         try:
             record = json.loads(path.read_text())
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue  # a record being written, or not ours
-        records[record["job_id"]] = record
+        if isinstance(record, dict) and RECORD_KEYS <= record.keys() and isinstance(record["job_id"], str):
+            records[record["job_id"]] = record
     return records
 
 

@@ -110,6 +110,18 @@ def test_a_detached_job_is_listed_and_fetched(tmp_path):
     assert cli("jobs", "999999999", cwd=tmp_path).stderr.startswith("cs336-lectures: error: no job 999999999 in ")
 
 
+def test_job_records_that_are_not_ours_are_passed_over(tmp_path):
+    jobs = tmp_path / "var" / "jobs"
+    jobs.mkdir(parents=True)
+    for name, text in (("list", "[1, 2]"), ("partial", '{"job_id": "7"}'), ("cut", '{"job_id": '),
+                       ("deep", "[" * 20_000 + "]" * 20_000), ("digits", '{"job_id": ' + "9" * 5_000 + "}")):
+        (jobs / f"{name}.job.json").write_text(text)
+    listed = cli("jobs", cwd=tmp_path)
+    assert (listed.returncode, listed.stdout) == (0, "") and listed.stderr == "no jobs in var/jobs\n"
+    missing = cli("jobs", "7", cwd=tmp_path)
+    assert missing.returncode == 2 and missing.stderr == "cs336-lectures: error: no job 7 in var/jobs\n"
+
+
 SLOW = '''import time
 
 
