@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from cs336_lectures.resources import version
 from cs336_lectures.runtime.tracing import DEFAULT_MAX_STEPS
-from cs336_lectures.runtime.terminal_text import print_visible, show_warnings_visibly
+from cs336_lectures.runtime.terminal_text import print_visible, show_warnings_visibly, visible
 
 if TYPE_CHECKING:
     from cs336_lectures.runtime.tracing.result import TraceResult
@@ -78,9 +78,17 @@ def main(argv: list[str] | None = None) -> int:
     return module.run(args)
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse whose error line shows control characters as literals: an argument it quotes can be
+    a file name (from a glob) holding escape sequences. Subcommands' parsers are of this class too."""
+
+    def error(self, message: str):
+        super().error(visible(message))
+
+
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     """The parser; serve/build options come from their modules when that command is asked for."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         description="Executable lectures: trace a lecture into a JSON trace, then view it in the browser.",
         formatter_class=argparse.RawDescriptionHelpFormatter,

@@ -271,3 +271,13 @@ def test_a_trace_nested_too_deep_or_holding_a_huge_integer_is_one_line_in_every_
     line = one_line_error(capsys.readouterr().err)
     assert line.startswith("cs336-lectures") and ": error: " in line
     assert f"{trace}: {problem}" in line
+
+
+@pytest.mark.parametrize("argv", [["show", "a.json", "--\x1b]0;T\x07"], ["trace", "--sec\x1b]52;c;eA==\x07", "a.py"],
+                                  ["\x1b[2J"]])
+def test_usage_errors_quoting_an_argument_show_its_escapes(capsys, argv):
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    error = capsys.readouterr().err
+    assert stopped.value.code == 2 and "error: " in error
+    assert not set(error) & {"\x1b", "\x07"} and "\\x1b" in error
