@@ -5,6 +5,11 @@ Folders are watched, not files: an editor that saves by writing a temporary file
 it over the lecture replaces the file, and a watch on the old file would hear nothing more.
 Changes are debounced (a save is often several events) and handed on as one set of paths.
 
+A new folder to watch (a module's, or a catalog's as it appears) means a new watch, and a save in
+the moment between the two watches gives no event. So the watcher keeps each file's last known
+state (mtime, size, inode), and once a new watch is in place it reports every file whose state
+moved on meanwhile.
+
     watcher = FileWatcher(on_change=print)
     watcher.watch([Path("lectures/lecture_01.py")])
     watcher.start()
@@ -32,6 +37,7 @@ class FileWatcher(threading.Thread):
         self.on_change = on_change
         self.lock = threading.Lock()
         self.files: set[Path] = set()
+        self.states: dict[Path, FileState] = {}  # each file as last reported (or as first watched)
         self.stopped = threading.Event()
         self.restart = threading.Event()  # the set of folders changed: begin a new watch
         self.ready = threading.Event()  # the first watch is in place
@@ -43,6 +49,7 @@ class FileWatcher(threading.Thread):
                 return
             folders_before = {file.parent for file in self.files}
             self.files |= new
+            self.states.update((file, _state(file)) for file in new)
             if {file.parent for file in new} - folders_before:
                 self.restart.set()
 
@@ -59,17 +66,23 @@ class FileWatcher(threading.Thread):
                 self.restart.wait(TIMEOUT_MS / 1000)
                 continue
             stop = _AnyEvent(self.stopped, self.restart)
+            in_place = False
             for changes in watchfiles.watch(*folders, watch_filter=self._wanted, debounce=DEBOUNCE_MS, step=STEP_MS,
                                             stop_event=stop, rust_timeout=TIMEOUT_MS, yield_on_timeout=True,
                                             recursive=False, raise_interrupt=False):
-                self.ready.set()
                 paths = {Path(path) for change, path in changes if Path(path) in self.files}
+                if not in_place:  # from here on every save gives an event; before, only its state shows it
+                    in_place = True
+                    self.ready.set()
+                    with self.lock:
+                        paths |= {file for file, state in self.states.items() if _state(file) != state}
                 arrived = {file for file in awaited if file.parent.is_dir()}
                 if arrived:
                     awaited -= arrived
-                    paths |= {file for file in arrived if file.exists()}
                     self.restart.set()  # watch the new folder itself from now on
                 if paths:
+                    with self.lock:
+                        self.states.update((file, _state(file)) for file in paths)
                     self.on_change(paths)
 
     def _wanted(self, change: watchfiles.Change, path: str) -> bool:
@@ -81,6 +94,17 @@ class FileWatcher(threading.Thread):
 
     def stop(self) -> None:
         self.stopped.set()
+
+
+FileState = tuple[int, int, int] | None  # mtime_ns, size, inode; None while the file is missing
+
+
+def _state(file: Path) -> FileState:
+    try:
+        stat = file.stat()
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size, stat.st_ino
 
 
 def _nearest_folder(file: Path) -> Path | None:

@@ -12,7 +12,7 @@ import pytest
 
 from cs336_lectures.runtime.kernel.client import KernelProcess
 from cs336_lectures.runtime.processes import kernel_can_fork
-from test_server import Events, request, wait_for
+from test_server import Events, request, wait_for, watching
 from test_viewer_live import GATE  # the last section waits at it: the test decides when it ends
 
 pytestmark = pytest.mark.skipif(not kernel_can_fork(), reason="the kernel needs fork() and /proc (Linux)")
@@ -157,7 +157,7 @@ def test_the_early_views_figures_are_served_when_it_is_announced(tmp_path, monke
         listener = Events(server)
         server.start()
         assert wait_for(listener, "lec")["state"] == "ok"
-        server.watcher.files.ready.wait(10)
+        watching(server)  # a save before the watch is in place would go unseen
         gate.write_text("closed")
         lecture.write_text(FIGURE.replace("% 31", "% 29"))
         early = wait_for(listener, "lec", ("early", "ok", "error"))

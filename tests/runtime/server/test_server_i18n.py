@@ -6,7 +6,7 @@ import os
 
 from cs336_lectures import load_trace
 from cs336_lectures.runtime.i18n.catalog import Catalog, Entry, catalog_path, save_catalog
-from test_server import Events, put_trace, serve, wait_for, workspace  # noqa: F401 (serve, workspace: fixtures)
+from test_server import Events, put_trace, serve, wait_for, watching, workspace  # noqa: F401 (serve, workspace: fixtures)
 
 
 def test_saving_a_catalog_retraces_with_the_new_translation(serve, workspace):
@@ -15,7 +15,7 @@ def test_saving_a_catalog_retraces_with_the_new_translation(serve, workspace):
     put_trace(workspace)
     server = serve("lectures/lecture_t.py")
     listener = Events(server)
-    server.watcher.files.ready.wait(10)  # a save before the watch is in place would go unseen
+    watching(server)  # a save before the watch is in place would go unseen
     catalog = Catalog("ru", lecture.name, [Entry("# Hello", "# Привет", where="<module>")])
     save_catalog(catalog, catalog_path(lecture, "ru"))
     assert wait_for(listener, "lecture_t")["state"] == "ok"

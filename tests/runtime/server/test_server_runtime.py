@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cs336_lectures.runtime.processes import kernel_can_fork
-from test_server import Events, request, wait_for, wait_idle
+from test_server import Events, request, wait_for, wait_idle, watching
 
 needs_kernel = pytest.mark.skipif(not kernel_can_fork(), reason="the kernel needs fork() and /proc (Linux)")
 
@@ -66,7 +66,7 @@ def first_run(server) -> Events:
     listener = Events(server)
     server.start()
     assert wait_for(listener, "lec")["state"] == "ok"
-    server.watcher.files.ready.wait(10)
+    watching(server)  # a save before the watch is in place would go unseen
     return listener
 
 
@@ -198,7 +198,7 @@ def test_a_fresh_trace_is_kept_but_the_kernel_warms_up(server, project):
     wait_idle(server, "lec")
     assert server.lectures["lec"].generation == 0
     assert (project / "traces" / "lec.json").read_bytes() == before
-    server.watcher.files.ready.wait(10)
+    watching(server)  # a save before the watch is in place would go unseen
     (project / "lectures" / "lec.py").write_text(LECTURE.replace("scale(3)", "scale(5)"))
     event = wait_for(listener, "lec")
     assert event["state"] == "ok" and event["mode"] == "incremental", event

@@ -17,7 +17,7 @@ import pytest
 from cs336_lectures.runtime.cli.main import build_parser
 from cs336_lectures.runtime.processes import kernel_can_fork
 from cs336_lectures.runtime.trace.compare import comparable, first_difference
-from test_server import Events, request, wait_for, wait_idle
+from test_server import Events, request, wait_for, wait_idle, watching
 
 pytestmark = pytest.mark.skipif(not kernel_can_fork(), reason="resumed runs need the kernel: fork() and /proc")
 
@@ -79,7 +79,7 @@ def start(project: Path, verify: bool = True, log=lambda message: None):
     server.start()
     event = wait_for(listener, "lec")
     assert event["state"] == "ok" and "verification" not in event, event  # a whole run needs no check
-    server.watcher.files.ready.wait(10)
+    watching(server)  # a save before the watch is in place would go unseen
     return server, listener
 
 
